@@ -1,0 +1,1 @@
+//! (area module: see model/mod.rs)

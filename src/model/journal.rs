@@ -1,0 +1,246 @@
+//! The workflow event journal: events per workflow, numbered 1..n with no gaps, appended under
+//! an expected-head check, with a status projection kept from lifecycle events.
+
+use serde::{Deserialize, Serialize};
+
+use super::outbox::NewOutboxRow;
+use super::Millis;
+use crate::error::Result;
+
+/// The version [`Event`]s are encoded with now. Stored events carry their version; a decoder
+/// accepts every version up to this one.
+pub const EVENT_VERSION: u32 = 1;
+
+/// One journal event as the caller supplies it and reads it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// What happened; lifecycle kinds drive the status projection.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// When it happened.
+    pub recorded_at: Millis,
+    /// The engine's own payload, stored as given.
+    #[serde(default)]
+    pub data: serde_json::Value,
+}
+
+/// The kind of an [`Event`]. In JS the tag is the `type` field: `{ type: "started", ... }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum EventKind {
+    /// A run of the workflow started.
+    Started {
+        workflow_type: String,
+        run_id: String,
+    },
+    /// The run completed; terminal.
+    Completed,
+    /// The run failed; terminal.
+    Failed { reason: String },
+    /// The run was cancelled; terminal.
+    Cancelled,
+    /// The run was paused; it stays active.
+    Paused,
+    /// A paused run resumed.
+    Resumed,
+    /// The run ended and a new run `next_run_id` of the same workflow continues it; the next
+    /// `Started` event carries that run id.
+    ContinuedAsNew { next_run_id: String },
+    /// Any other event of the engine (activity scheduled, timer fired, signal, ...).
+    Custom { name: String },
+}
+
+impl EventKind {
+    /// The short name stored beside the event, for scans and projections.
+    pub fn name(&self) -> &str {
+        match self {
+            EventKind::Started { .. } => "started",
+            EventKind::Completed => "completed",
+            EventKind::Failed { .. } => "failed",
+            EventKind::Cancelled => "cancelled",
+            EventKind::Paused => "paused",
+            EventKind::Resumed => "resumed",
+            EventKind::ContinuedAsNew { .. } => "continuedAsNew",
+            EventKind::Custom { name } => name,
+        }
+    }
+}
+
+/// An event read back with its sequence number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredEvent {
+    pub seq: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// A workflow's status, projected from its lifecycle events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WorkflowStatus {
+    /// Events exist but no run has started yet.
+    Pending,
+    Running,
+    Paused,
+    /// The last run continued as new and the next has not started yet; still active.
+    ContinuedAsNew,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl WorkflowStatus {
+    /// Completed, failed and cancelled are terminal; every other status is active.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::ContinuedAsNew => "continuedAsNew",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Running,
+            Self::Paused,
+            Self::ContinuedAsNew,
+            Self::Completed,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// The projected state of one workflow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowSummary {
+    pub workflow_id: String,
+    pub status: WorkflowStatus,
+    /// The journal head: the seq of the last event.
+    pub head: u64,
+    pub workflow_type: Option<String>,
+    /// The current (latest) run.
+    pub run_id: Option<String>,
+    pub started_at: Option<Millis>,
+    pub closed_at: Option<Millis>,
+    pub updated_at: Millis,
+}
+
+/// A typed query over workflow summaries; every field narrows the result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct WorkflowQuery {
+    pub status: Option<WorkflowStatus>,
+    pub workflow_type: Option<String>,
+    /// Started at or after.
+    pub started_after: Option<Millis>,
+    /// Started before.
+    pub started_before: Option<Millis>,
+    /// At most this many, newest start first (default: all).
+    pub limit: Option<u32>,
+}
+
+/// One run of a workflow within its history, in the order of the continue-as-new chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    pub run_id: String,
+    pub workflow_type: String,
+    /// The seq of the run's `started` event.
+    pub first_seq: u64,
+    /// The seq of the run's last event.
+    pub last_seq: u64,
+    pub status: WorkflowStatus,
+    pub started_at: Millis,
+    pub closed_at: Option<Millis>,
+}
+
+/// A stored event the current code cannot decode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndecodableEvent {
+    pub workflow_id: String,
+    pub seq: u64,
+    pub reason: String,
+}
+
+/// The workflow event journal.
+pub trait EventJournal {
+    /// Appends `events` to `workflow_id` when its stored head equals `expected_seq` (0 for a
+    /// workflow with no events); they get seqs `expected_seq + 1..` in order. Atomic: on any
+    /// error nothing is written. Appending no events checks the head and writes nothing.
+    ///
+    /// # Errors
+    /// [`crate::Error::SequenceConflict`] with the expected and the actual head;
+    /// [`crate::Error::InvalidInput`] for an empty id or a lifecycle event that does not fit
+    /// (for example `resumed` when the run is not paused is accepted, but `started` needs a
+    /// non-empty type and run id).
+    fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64>;
+
+    /// As [`EventJournal::append`], and inserts `outbox` rows in the same transaction
+    /// (rows whose dispatch key exists already are ignored). Returns the new head.
+    ///
+    /// # Errors
+    /// As [`EventJournal::append`]; an invalid outbox row fails the whole append.
+    fn append_with_outbox(
+        &self,
+        workflow_id: &str,
+        events: &[Event],
+        expected_seq: u64,
+        outbox: &[NewOutboxRow],
+    ) -> Result<u64>;
+
+    /// Every event of the workflow in seq order (empty for an unknown workflow).
+    fn read_history(&self, workflow_id: &str) -> Result<Vec<StoredEvent>>;
+
+    /// The events with seq >= `from_seq`, in order.
+    fn read_history_from(&self, workflow_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>>;
+
+    /// The seq of the last event, 0 for an unknown workflow.
+    fn head(&self, workflow_id: &str) -> Result<u64>;
+
+    /// Every workflow id with at least one event, in id order.
+    fn list_workflow_ids(&self) -> Result<Vec<String>>;
+
+    /// Ids of workflows whose status is not terminal, in id order.
+    fn list_active(&self) -> Result<Vec<String>>;
+
+    /// Ids of paused workflows, in id order.
+    fn list_paused(&self) -> Result<Vec<String>>;
+
+    /// The projected summary of one workflow.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for a workflow with no events.
+    fn workflow_summary(&self, workflow_id: &str) -> Result<WorkflowSummary>;
+
+    /// Summaries matching `query`, newest start first (never-started workflows last).
+    fn query_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowSummary>>;
+
+    /// The runs of the workflow in continue-as-new order (empty for an unknown workflow).
+    fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>>;
+
+    /// Scans every stored event and returns the first (in workflow id, seq order) that the
+    /// current code cannot decode, or `None` when all decode.
+    fn find_undecodable_event(&self) -> Result<Option<UndecodableEvent>>;
+}

@@ -1,0 +1,1 @@
+//! (area SQL: see sqlite/mod.rs)

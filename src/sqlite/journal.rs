@@ -1,0 +1,436 @@
+//! SQL of the workflow event journal and its status projection (tables `events`, `workflows`).
+
+use rusqlite::{params, OptionalExtension, Row, Transaction};
+
+use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use crate::error::{Error, Result};
+use crate::model::journal::*;
+use crate::model::outbox::NewOutboxRow;
+use crate::model::Millis;
+
+/// Lifecycle kinds, the events a run chain is built from.
+const LIFECYCLE: [&str; 7] = [
+    "started",
+    "completed",
+    "failed",
+    "cancelled",
+    "paused",
+    "resumed",
+    "continuedAsNew",
+];
+
+/// Encodes an event as its version byte followed by its JSON.
+fn encode(event: &Event) -> Result<Vec<u8>> {
+    let mut blob = Vec::with_capacity(256);
+    blob.push(EVENT_VERSION as u8);
+    serde_json::to_writer(&mut blob, event)?;
+    check_size("event", blob.len() - 1, MAX_DOCUMENT_BYTES)?;
+    Ok(blob)
+}
+
+/// Decodes a stored event, refusing versions newer than this code knows.
+fn decode(blob: &[u8]) -> std::result::Result<Event, String> {
+    let (&version, json) = blob.split_first().ok_or("empty event blob")?;
+    if version == 0 || u32::from(version) > EVENT_VERSION {
+        return Err(format!(
+            "encoded with version {version}; this code reads versions 1 to {EVENT_VERSION}"
+        ));
+    }
+    serde_json::from_slice(json).map_err(|e| e.to_string())
+}
+
+fn decode_at(workflow_id: &str, seq: u64, blob: &[u8]) -> Result<Event> {
+    decode(blob).map_err(|reason| Error::Serialization {
+        message: format!("event {seq} of workflow {workflow_id}: {reason}"),
+    })
+}
+
+fn check_event(index: usize, event: &Event) -> Result<()> {
+    let field = |name: &str| format!("events[{index}].{name}");
+    let non_empty = |name: &str, value: &str| {
+        if value.is_empty() {
+            Err(Error::invalid(field(name), "must not be empty"))
+        } else {
+            Ok(())
+        }
+    };
+    match &event.kind {
+        EventKind::Started {
+            workflow_type,
+            run_id,
+        } => {
+            non_empty("workflowType", workflow_type)?;
+            non_empty("runId", run_id)
+        }
+        EventKind::Failed { .. } => Ok(()),
+        EventKind::ContinuedAsNew { next_run_id } => non_empty("nextRunId", next_run_id),
+        EventKind::Custom { name } => {
+            non_empty("name", name)?;
+            if LIFECYCLE.contains(&name.as_str()) {
+                return Err(Error::invalid(
+                    field("name"),
+                    format!("{name} is a lifecycle kind; use its own type"),
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The projection row of one workflow, advanced event by event.
+struct Projection {
+    status: WorkflowStatus,
+    workflow_type: Option<String>,
+    run_id: Option<String>,
+    started_at: Option<Millis>,
+    closed_at: Option<Millis>,
+    updated_at: Millis,
+}
+
+impl Projection {
+    fn new() -> Self {
+        Projection {
+            status: WorkflowStatus::Pending,
+            workflow_type: None,
+            run_id: None,
+            started_at: None,
+            closed_at: None,
+            updated_at: 0,
+        }
+    }
+
+    fn apply(&mut self, event: &Event) {
+        let at = event.recorded_at;
+        self.updated_at = at;
+        match &event.kind {
+            EventKind::Started {
+                workflow_type,
+                run_id,
+            } => {
+                self.status = WorkflowStatus::Running;
+                self.workflow_type = Some(workflow_type.clone());
+                self.run_id = Some(run_id.clone());
+                self.started_at = Some(at);
+                self.closed_at = None;
+            }
+            EventKind::Completed => self.close(WorkflowStatus::Completed, at),
+            EventKind::Failed { .. } => self.close(WorkflowStatus::Failed, at),
+            EventKind::Cancelled => self.close(WorkflowStatus::Cancelled, at),
+            EventKind::Paused => self.status = WorkflowStatus::Paused,
+            EventKind::Resumed => self.status = WorkflowStatus::Running,
+            EventKind::ContinuedAsNew { .. } => self.status = WorkflowStatus::ContinuedAsNew,
+            EventKind::Custom { .. } => {}
+        }
+    }
+
+    fn close(&mut self, status: WorkflowStatus, at: Millis) {
+        self.status = status;
+        self.closed_at = Some(at);
+    }
+}
+
+const SUMMARY_COLUMNS: &str =
+    "workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at";
+
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<(WorkflowSummary, String)> {
+    let status: String = row.get(2)?;
+    let head: i64 = row.get(1)?;
+    Ok((
+        WorkflowSummary {
+            workflow_id: row.get(0)?,
+            head: head as u64,
+            status: WorkflowStatus::Pending,
+            workflow_type: row.get(3)?,
+            run_id: row.get(4)?,
+            started_at: row.get(5)?,
+            closed_at: row.get(6)?,
+            updated_at: row.get(7)?,
+        },
+        status,
+    ))
+}
+
+fn finish_summary((mut summary, status): (WorkflowSummary, String)) -> Result<WorkflowSummary> {
+    summary.status = WorkflowStatus::parse(&status).ok_or_else(|| Error::Corrupt {
+        message: format!(
+            "workflow {} has unknown status {status}",
+            summary.workflow_id
+        ),
+    })?;
+    Ok(summary)
+}
+
+impl SqliteStore {
+    /// The append inside a caller's transaction: checks the head, writes the events and
+    /// advances the projection. Returns the new head.
+    fn append_in(
+        tx: &Transaction<'_>,
+        workflow_id: &str,
+        encoded: &[(Vec<u8>, &Event)],
+        expected_seq: u64,
+    ) -> Result<u64> {
+        let stored = tx
+            .prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM workflows WHERE workflow_id = ?1"
+            ))?
+            .query_row([workflow_id], summary_from_row)
+            .optional()?
+            .map(finish_summary)
+            .transpose()?;
+        let actual = stored.as_ref().map_or(0, |s| s.head);
+        if actual != expected_seq {
+            return Err(Error::SequenceConflict {
+                workflow_id: workflow_id.to_owned(),
+                expected: expected_seq,
+                actual,
+            });
+        }
+        if encoded.is_empty() {
+            return Ok(actual);
+        }
+        let mut projection = stored.map_or_else(Projection::new, |s| Projection {
+            status: s.status,
+            workflow_type: s.workflow_type,
+            run_id: s.run_id,
+            started_at: s.started_at,
+            closed_at: s.closed_at,
+            updated_at: s.updated_at,
+        });
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO events (workflow_id, seq, kind, recorded_at, event) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        let mut seq = actual;
+        for (blob, event) in encoded {
+            seq += 1;
+            insert.execute(params![
+                workflow_id,
+                to_sql_int("seq", seq)?,
+                event.kind.name(),
+                event.recorded_at,
+                blob
+            ])?;
+            projection.apply(event);
+        }
+        tx.prepare_cached(
+            "INSERT INTO workflows (workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (workflow_id) DO UPDATE SET head = excluded.head, status = excluded.status,
+               workflow_type = excluded.workflow_type, run_id = excluded.run_id,
+               started_at = excluded.started_at, closed_at = excluded.closed_at,
+               updated_at = excluded.updated_at",
+        )?
+        .execute(params![
+            workflow_id,
+            to_sql_int("seq", seq)?,
+            projection.status.as_str(),
+            projection.workflow_type,
+            projection.run_id,
+            projection.started_at,
+            projection.closed_at,
+            projection.updated_at
+        ])?;
+        Ok(seq)
+    }
+
+    /// Validates and encodes events before any lock is taken.
+    fn encode_events<'e>(
+        workflow_id: &str,
+        events: &'e [Event],
+    ) -> Result<Vec<(Vec<u8>, &'e Event)>> {
+        check_id("workflowId", workflow_id)?;
+        events
+            .iter()
+            .enumerate()
+            .map(|(i, event)| {
+                check_event(i, event)?;
+                Ok((encode(event)?, event))
+            })
+            .collect()
+    }
+
+    fn read_events(&self, workflow_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT seq, event FROM events WHERE workflow_id = ?1 AND seq >= ?2 ORDER BY seq",
+        )?;
+        let mut rows = stmt.query(params![workflow_id, to_sql_int("fromSeq", from_seq)?])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let seq = from_sql_int("seq", row.get(0)?)?;
+            let blob = row.get_ref(1)?.as_blob()?;
+            out.push(StoredEvent {
+                seq,
+                event: decode_at(workflow_id, seq, blob)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn ids_where_status(&self, sql_condition: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT workflow_id FROM workflows WHERE {sql_condition} ORDER BY workflow_id"
+        ))?;
+        let ids = stmt.query_map([], |row| row.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+impl EventJournal for SqliteStore {
+    fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64> {
+        self.append_with_outbox(workflow_id, events, expected_seq, &[])
+    }
+
+    fn append_with_outbox(
+        &self,
+        workflow_id: &str,
+        events: &[Event],
+        expected_seq: u64,
+        outbox: &[NewOutboxRow],
+    ) -> Result<u64> {
+        let encoded = Self::encode_events(workflow_id, events)?;
+        let tx = self.write_tx()?;
+        let head = Self::append_in(&tx, workflow_id, &encoded, expected_seq)?;
+        if !outbox.is_empty() {
+            Self::insert_outbox_in(&tx, outbox)?;
+        }
+        tx.commit()?;
+        Ok(head)
+    }
+
+    fn read_history(&self, workflow_id: &str) -> Result<Vec<StoredEvent>> {
+        self.read_events(workflow_id, 0)
+    }
+
+    fn read_history_from(&self, workflow_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>> {
+        self.read_events(workflow_id, from_seq)
+    }
+
+    fn head(&self, workflow_id: &str) -> Result<u64> {
+        let head: Option<i64> = self
+            .conn()
+            .prepare_cached("SELECT head FROM workflows WHERE workflow_id = ?1")?
+            .query_row([workflow_id], |row| row.get(0))
+            .optional()?;
+        head.map_or(Ok(0), |h| from_sql_int("head", h))
+    }
+
+    fn list_workflow_ids(&self) -> Result<Vec<String>> {
+        self.ids_where_status("1")
+    }
+
+    fn list_active(&self) -> Result<Vec<String>> {
+        self.ids_where_status("status NOT IN ('completed', 'failed', 'cancelled')")
+    }
+
+    fn list_paused(&self) -> Result<Vec<String>> {
+        self.ids_where_status("status = 'paused'")
+    }
+
+    fn workflow_summary(&self, workflow_id: &str) -> Result<WorkflowSummary> {
+        self.conn()
+            .prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM workflows WHERE workflow_id = ?1"
+            ))?
+            .query_row([workflow_id], summary_from_row)
+            .optional()?
+            .map(finish_summary)
+            .transpose()?
+            .ok_or_else(|| Error::not_found("workflow", workflow_id))
+    }
+
+    fn query_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowSummary>> {
+        let limit = query.limit.map_or(-1, i64::from);
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM workflows
+             WHERE (?1 IS NULL OR status = ?1)
+               AND (?2 IS NULL OR workflow_type = ?2)
+               AND (?3 IS NULL OR started_at >= ?3)
+               AND (?4 IS NULL OR started_at < ?4)
+             ORDER BY started_at IS NULL, started_at DESC, workflow_id
+             LIMIT ?5"
+        ))?;
+        let rows = stmt.query_map(
+            params![
+                query.status.map(WorkflowStatus::as_str),
+                query.workflow_type,
+                query.started_after,
+                query.started_before,
+                limit
+            ],
+            summary_from_row,
+        )?;
+        rows.map(|row| finish_summary(row?)).collect()
+    }
+
+    fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>> {
+        let head = self.head(workflow_id)?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT seq, event FROM events
+             WHERE workflow_id = ?1 AND kind IN (?2, ?3, ?4, ?5, ?6, ?7, ?8) ORDER BY seq",
+        )?;
+        let mut rows = stmt.query(params![
+            workflow_id,
+            LIFECYCLE[0],
+            LIFECYCLE[1],
+            LIFECYCLE[2],
+            LIFECYCLE[3],
+            LIFECYCLE[4],
+            LIFECYCLE[5],
+            LIFECYCLE[6]
+        ])?;
+        let mut runs: Vec<RunSummary> = Vec::new();
+        while let Some(row) = rows.next()? {
+            let seq = from_sql_int("seq", row.get(0)?)?;
+            let event = decode_at(workflow_id, seq, row.get_ref(1)?.as_blob()?)?;
+            if let EventKind::Started {
+                workflow_type,
+                run_id,
+            } = &event.kind
+            {
+                if let Some(previous) = runs.last_mut() {
+                    previous.last_seq = seq - 1;
+                }
+                runs.push(RunSummary {
+                    run_id: run_id.clone(),
+                    workflow_type: workflow_type.clone(),
+                    first_seq: seq,
+                    last_seq: head,
+                    status: WorkflowStatus::Running,
+                    started_at: event.recorded_at,
+                    closed_at: None,
+                });
+                continue;
+            }
+            let Some(run) = runs.last_mut() else { continue };
+            let mut projection = Projection {
+                status: run.status,
+                closed_at: run.closed_at,
+                ..Projection::new()
+            };
+            projection.apply(&event);
+            run.status = projection.status;
+            run.closed_at = match event.kind {
+                EventKind::ContinuedAsNew { .. } => Some(event.recorded_at),
+                _ => projection.closed_at,
+            };
+        }
+        Ok(runs)
+    }
+
+    fn find_undecodable_event(&self) -> Result<Option<UndecodableEvent>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT workflow_id, seq, event FROM events ORDER BY workflow_id, seq")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Err(reason) = decode(row.get_ref(2)?.as_blob()?) {
+                return Ok(Some(UndecodableEvent {
+                    workflow_id: row.get(0)?,
+                    seq: from_sql_int("seq", row.get(1)?)?,
+                    reason,
+                }));
+            }
+        }
+        Ok(None)
+    }
+}

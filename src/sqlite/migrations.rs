@@ -1,0 +1,56 @@
+//! Forward-only schema migrations gated on `PRAGMA user_version`.
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::error::{Error, Result};
+
+/// Migration `i` brings a database from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[include_str!("schema.sql")];
+
+/// The schema version this code writes and reads.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+fn user_version(conn: &Connection) -> Result<u32> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    u32::try_from(version).map_err(|_| Error::Corrupt {
+        message: format!("user_version {version} is out of range"),
+    })
+}
+
+/// Applies every missing migration in one `IMMEDIATE` transaction.
+///
+/// # Errors
+/// [`Error::SchemaTooNew`] when the database is newer than this code; it is left untouched.
+pub(crate) fn migrate(conn: &Connection) -> Result<()> {
+    if user_version(conn)? == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    // Another connection may have migrated between the read above and the lock.
+    let current = user_version(&tx)?;
+    check(current)?;
+    for sql in &MIGRATIONS[current as usize..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Refuses a database written by a newer version, reading only.
+///
+/// # Errors
+/// [`Error::SchemaTooNew`].
+pub(crate) fn refuse_newer(conn: &Connection) -> Result<()> {
+    check(user_version(conn)?)
+}
+
+fn check(found: u32) -> Result<()> {
+    if found > SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! The SQLite implementation of every store trait: all SQL lives below this module, one file
+//! per area, on one schema (`schema.sql`).
+
+mod migrations;
+
+mod artifacts;
+mod checkpoints;
+mod conversations;
+mod effects;
+mod journal;
+mod namespaces;
+mod outbox;
+mod packages;
+mod run_journal;
+mod timers;
+mod visibility;
+
+use std::path::Path;
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::error::{Error, Result};
+pub use migrations::SCHEMA_VERSION;
+
+/// How a commit must survive failures, named like IndexedDB's durability hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Durability {
+    /// A commit that returned survives a crashed process, tab or worker and a power loss.
+    #[default]
+    Full,
+    /// A commit that returned survives a crashed process, tab or worker; a power loss may drop
+    /// the last commits. The database is never corrupted.
+    Relaxed,
+}
+
+/// Where the connection's file lives, which decides the journal settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Medium {
+    /// A file on a native file system: WAL, shared with other connections.
+    NativeFile,
+    /// An OPFS file through the sahpool VFS: no shared memory, one connection at a time.
+    Sahpool,
+    /// A private in-memory database.
+    Memory,
+}
+
+/// The store: one SQLite connection with the runstore schema.
+///
+/// Every multi-statement write runs in one `IMMEDIATE` transaction: all of it commits or
+/// none. Several `SqliteStore`s may open the same native file; SQLite serialises their writes.
+pub struct SqliteStore {
+    conn: Connection,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) a store in a native file with [`Durability::Full`].
+    ///
+    /// # Errors
+    /// [`Error::SchemaTooNew`] for a database written by a newer version; [`Error::Busy`],
+    /// [`Error::Corrupt`] or [`Error::Backend`] when SQLite cannot open it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, Durability::Full)
+    }
+
+    /// Opens a store in a native file with the given durability.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn open_with(path: impl AsRef<Path>, durability: Durability) -> Result<Self> {
+        Self::from_connection(Connection::open(path)?, Medium::NativeFile, durability)
+    }
+
+    /// Opens a private in-memory store.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when SQLite cannot allocate the database.
+    pub fn open_in_memory() -> Result<Self> {
+        Self::from_connection(
+            Connection::open_in_memory()?,
+            Medium::Memory,
+            Durability::Full,
+        )
+    }
+
+    /// Wraps an open connection: applies the settings for `medium` and `durability`, then
+    /// brings the schema up to date.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn from_connection(
+        conn: Connection,
+        medium: Medium,
+        durability: Durability,
+    ) -> Result<Self> {
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Refuse a newer database before any setting touches its file.
+        migrations::refuse_newer(&conn)?;
+        configure(&conn, medium, durability)?;
+        migrations::migrate(&conn)?;
+        Ok(Self { conn })
+    }
+
+    /// Starts an `IMMEDIATE` transaction: it takes the write lock up front, so a read-then-write
+    /// inside it cannot be invalidated by another writer. Dropping it uncommitted rolls back.
+    fn write_tx(&self) -> Result<Transaction<'_>> {
+        Ok(Transaction::new_unchecked(
+            &self.conn,
+            TransactionBehavior::Immediate,
+        )?)
+    }
+
+    /// Runs SQL directly, bypassing every check of the store. For tests that simulate data
+    /// damaged or written by other code; never needed by an application.
+    #[doc(hidden)]
+    pub fn raw_execute(&self, sql: &str) -> Result<()> {
+        Ok(self.conn.execute_batch(sql)?)
+    }
+
+    /// The connection, for reads that need no transaction.
+    fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// The store owns its PRAGMAs: a caller's connection settings are replaced, so that the
+/// durability promise holds whatever the connection came with.
+fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Result<()> {
+    conn.pragma_update(None, "foreign_keys", true)?;
+    let synchronous = match durability {
+        Durability::Full => "FULL",
+        Durability::Relaxed => "NORMAL",
+    };
+    match medium {
+        Medium::NativeFile => {
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))?;
+        }
+        Medium::Sahpool => {
+            // sahpool has no shared memory: WAL needs exclusive locking, set before WAL starts.
+            conn.pragma_update_and_check(None, "locking_mode", "EXCLUSIVE", |_| Ok(()))?;
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))?;
+        }
+        Medium::Memory => {}
+    }
+    conn.pragma_update(None, "synchronous", synchronous)?;
+    Ok(())
+}
+
+/// Converts a caller's unsigned count or sequence to SQLite's signed integer.
+fn to_sql_int(field: &str, value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::invalid(field, format!("{value} exceeds 2^63-1")))
+}
+
+/// Converts a stored non-negative integer back; a negative one means the file was tampered with.
+fn from_sql_int(column: &str, value: i64) -> Result<u64> {
+    u64::try_from(value).map_err(|_| Error::Corrupt {
+        message: format!("column {column} holds negative value {value}"),
+    })
+}
+
+/// Checks that a caller's identifier is usable: non-empty and of bounded length.
+fn check_id(field: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::invalid(field, "must not be empty"));
+    }
+    if value.len() > MAX_ID_BYTES {
+        return Err(Error::invalid(
+            field,
+            format!("is {} bytes long; the limit is {MAX_ID_BYTES}", value.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Upper bound on identifiers (workflow ids, keys, names), in UTF-8 bytes.
+pub const MAX_ID_BYTES: usize = 1024;
+
+/// Upper bound on one encoded journal event or JSON document, in bytes.
+pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+
+/// Upper bound on one byte payload (artifact, archive, outbox input, state blob), in bytes.
+pub const MAX_BLOB_BYTES: usize = 64 << 20;
+
+/// Checks a payload against its size limit.
+fn check_size(field: &str, len: usize, max: usize) -> Result<()> {
+    if len > max {
+        return Err(Error::invalid(
+            field,
+            format!("is {len} bytes long; the limit is {max}"),
+        ));
+    }
+    Ok(())
+}

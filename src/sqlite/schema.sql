@@ -1,0 +1,155 @@
+-- runstore schema, version 1. Applied once, in one transaction, by migrations.rs.
+-- Times are INTEGER milliseconds since the Unix epoch. JSON columns hold UTF-8 JSON text.
+
+-- Workflow event journal: seq runs 1..n per workflow with no gaps (append checks the head).
+CREATE TABLE events (
+    workflow_id TEXT NOT NULL,
+    seq         INTEGER NOT NULL CHECK (seq >= 1),
+    kind        TEXT NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    event       BLOB NOT NULL,          -- versioned encoding, see model/journal.rs
+    PRIMARY KEY (workflow_id, seq)
+) WITHOUT ROWID;
+
+-- Status projection, kept current by every append in the same transaction.
+CREATE TABLE workflows (
+    workflow_id   TEXT PRIMARY KEY NOT NULL,
+    head          INTEGER NOT NULL,
+    status        TEXT NOT NULL,
+    workflow_type TEXT,
+    run_id        TEXT,
+    started_at    INTEGER,
+    closed_at     INTEGER,
+    updated_at    INTEGER NOT NULL
+);
+CREATE INDEX workflows_status ON workflows (status, workflow_id);
+CREATE INDEX workflows_type ON workflows (workflow_type, started_at);
+
+-- Durable timers.
+CREATE TABLE timers (
+    workflow_id TEXT NOT NULL,
+    timer_id    TEXT NOT NULL,
+    fire_at     INTEGER NOT NULL,
+    PRIMARY KEY (workflow_id, timer_id)
+);
+CREATE INDEX timers_fire_at ON timers (fire_at, workflow_id, timer_id);
+
+-- Transactional outbox of activity dispatches.
+CREATE TABLE outbox (
+    dispatch_key  TEXT PRIMARY KEY NOT NULL,
+    workflow_id   TEXT NOT NULL,
+    ordinal       INTEGER NOT NULL,
+    activity_type TEXT NOT NULL,
+    input         BLOB NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'claimed', 'done', 'failed', 'cancelled')),
+    attempt       INTEGER NOT NULL CHECK (attempt >= 0),
+    visible_after INTEGER NOT NULL,
+    claimed_at    INTEGER,
+    run_id        TEXT,
+    namespace     TEXT,
+    task_queue    TEXT,
+    node          TEXT
+);
+CREATE INDEX outbox_pending ON outbox (visible_after, dispatch_key) WHERE status = 'pending';
+CREATE INDEX outbox_claimed ON outbox (claimed_at) WHERE status = 'claimed';
+CREATE INDEX outbox_workflow ON outbox (workflow_id, status);
+CREATE INDEX outbox_namespace ON outbox (namespace, status);
+
+-- Visibility index.
+CREATE TABLE visibility (
+    workflow_id       TEXT PRIMARY KEY NOT NULL,
+    run_id            TEXT NOT NULL,
+    workflow_type     TEXT NOT NULL,
+    status            TEXT NOT NULL,
+    start_time        INTEGER NOT NULL,
+    close_time        INTEGER,
+    failed_step       TEXT,
+    failure_reason    TEXT,
+    search_attributes TEXT NOT NULL CHECK (json_valid(search_attributes))
+);
+CREATE INDEX visibility_start ON visibility (start_time DESC, workflow_id DESC);
+CREATE INDEX visibility_type ON visibility (workflow_type, start_time DESC);
+CREATE INDEX visibility_status ON visibility (status, start_time DESC);
+
+-- Namespaces.
+CREATE TABLE namespaces (
+    name       TEXT PRIMARY KEY NOT NULL,
+    origin     TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('active', 'deprecated')),
+    placement  TEXT CHECK (placement IS NULL OR json_valid(placement)),
+    created_at INTEGER NOT NULL,
+    last_seen  INTEGER NOT NULL
+);
+CREATE INDEX namespaces_created ON namespaces (created_at, name);
+
+-- Workflow packages and the route of each workflow type.
+CREATE TABLE packages (
+    workflow_type TEXT NOT NULL,
+    content_hash  TEXT NOT NULL,
+    archive       BLOB NOT NULL,
+    deployed_at   INTEGER NOT NULL,
+    PRIMARY KEY (workflow_type, content_hash)
+);
+CREATE INDEX packages_deployed ON packages (deployed_at, workflow_type, content_hash);
+CREATE TABLE package_routes (
+    workflow_type TEXT PRIMARY KEY NOT NULL,
+    content_hash  TEXT NOT NULL
+);
+
+-- Agent-run checkpoints, compare-and-swap on revision.
+CREATE TABLE checkpoints (
+    checkpoint_id TEXT PRIMARY KEY NOT NULL,
+    run_id        TEXT,
+    revision      INTEGER NOT NULL CHECK (revision >= 0),
+    state         TEXT NOT NULL CHECK (json_valid(state)),
+    updated_at    INTEGER NOT NULL
+);
+
+-- Side-effect ledger.
+CREATE TABLE effects (
+    effect_id       TEXT PRIMARY KEY NOT NULL,
+    capability_id   TEXT NOT NULL,
+    idempotency_key TEXT,
+    revision        INTEGER NOT NULL CHECK (revision >= 0),
+    status          TEXT NOT NULL,
+    record          TEXT NOT NULL CHECK (json_valid(record)),
+    updated_at      INTEGER NOT NULL,
+    UNIQUE (capability_id, idempotency_key)
+);
+CREATE INDEX effects_status ON effects (status, effect_id);
+
+-- Agent-run event journal.
+CREATE TABLE run_events (
+    event_id    TEXT PRIMARY KEY NOT NULL,
+    run_id      TEXT NOT NULL,
+    sequence    INTEGER NOT NULL CHECK (sequence >= 0),
+    recorded_at INTEGER NOT NULL,
+    event       TEXT NOT NULL CHECK (json_valid(event)),
+    UNIQUE (run_id, sequence)
+);
+
+-- Content-addressed artifacts.
+CREATE TABLE artifacts (
+    scope           TEXT NOT NULL,
+    artifact_id     TEXT NOT NULL,
+    media_type      TEXT NOT NULL,
+    name            TEXT,
+    size_bytes      INTEGER NOT NULL CHECK (size_bytes >= 0),
+    sha256          TEXT NOT NULL,
+    bytes           BLOB NOT NULL,
+    idempotency_key TEXT,
+    created_at      INTEGER NOT NULL,
+    expires_at      INTEGER,
+    PRIMARY KEY (scope, artifact_id),
+    UNIQUE (scope, idempotency_key)
+);
+CREATE INDEX artifacts_expiry ON artifacts (expires_at) WHERE expires_at IS NOT NULL;
+
+-- Conversation state, one versioned blob per conversation.
+CREATE TABLE conversations (
+    conversation_id TEXT PRIMARY KEY NOT NULL,
+    revision        INTEGER NOT NULL CHECK (revision >= 0),
+    format_version  INTEGER NOT NULL CHECK (format_version >= 0),
+    state           BLOB NOT NULL,
+    updated_at      INTEGER NOT NULL
+);

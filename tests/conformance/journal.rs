@@ -1,0 +1,374 @@
+//! The workflow event journal: append under an expected head, reads, status projection, run
+//! chains and the decode check.
+
+use runstore::*;
+use serde_json::json;
+
+use super::{after_reopen, expect_code, Backend, Case};
+
+pub const CASES: &[Case] = cases![
+    append_numbers_events_from_one_without_gaps,
+    stale_expected_head_is_a_sequence_conflict_naming_both_heads,
+    failed_append_writes_nothing,
+    invalid_events_are_refused_before_anything_is_written,
+    history_reads_from_a_seq,
+    status_projection_follows_lifecycle_events,
+    query_filters_by_status_type_and_start_time,
+    run_chain_follows_continue_as_new,
+    append_with_outbox_commits_both_or_neither,
+    journal_survives_reopen,
+    decode_check_names_the_first_undecodable_event,
+];
+
+pub fn started(workflow_type: &str, run_id: &str, at: Millis) -> Event {
+    event(
+        EventKind::Started {
+            workflow_type: workflow_type.into(),
+            run_id: run_id.into(),
+        },
+        at,
+    )
+}
+
+pub fn custom(name: &str, at: Millis) -> Event {
+    Event {
+        kind: EventKind::Custom { name: name.into() },
+        recorded_at: at,
+        data: json!({"step": name, "at": at}),
+    }
+}
+
+pub fn event(kind: EventKind, at: Millis) -> Event {
+    Event {
+        kind,
+        recorded_at: at,
+        data: serde_json::Value::Null,
+    }
+}
+
+fn append_numbers_events_from_one_without_gaps(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    assert_eq!(store.head("wf").unwrap(), 0);
+    assert_eq!(
+        store
+            .append("wf", &[started("order", "r1", 10)], 0)
+            .unwrap(),
+        1
+    );
+    let head = store
+        .append("wf", &[custom("a", 11), custom("b", 12)], 1)
+        .unwrap();
+    assert_eq!(head, 3);
+    let history = store.read_history("wf").unwrap();
+    assert_eq!(history.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(history[2].event, custom("b", 12));
+    assert_eq!(store.head("wf").unwrap(), 3);
+    // An empty append checks the head and writes nothing.
+    assert_eq!(store.append("wf", &[], 3).unwrap(), 3);
+    assert_eq!(store.list_workflow_ids().unwrap(), ["wf"]);
+}
+
+fn stale_expected_head_is_a_sequence_conflict_naming_both_heads(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store.append("wf", &[started("t", "r", 1)], 0).unwrap();
+    let error = expect_code(
+        store.append("wf", &[custom("x", 2)], 0),
+        "SEQUENCE_CONFLICT",
+    );
+    assert_eq!(
+        error,
+        Error::SequenceConflict {
+            workflow_id: "wf".into(),
+            expected: 0,
+            actual: 1
+        }
+    );
+    assert!(
+        error.to_string().contains("expected head 0, found 1"),
+        "{error}"
+    );
+    expect_code(
+        store.append("wf", &[custom("x", 2)], 5),
+        "SEQUENCE_CONFLICT",
+    );
+    expect_code(
+        store.append("other", &[custom("x", 2)], 1),
+        "SEQUENCE_CONFLICT",
+    );
+}
+
+fn failed_append_writes_nothing(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store.append("wf", &[started("t", "r", 1)], 0).unwrap();
+    let row = NewOutboxRow {
+        dispatch_key: "wf:1".into(),
+        workflow_id: "wf".into(),
+        ordinal: 1,
+        activity_type: "send".into(),
+        input: vec![1],
+        visible_after: 0,
+        attempt: 0,
+        run_id: None,
+        namespace: None,
+        task_queue: None,
+        node: None,
+    };
+    expect_code(
+        store.append_with_outbox("wf", &[custom("x", 2)], 0, &[row]),
+        "SEQUENCE_CONFLICT",
+    );
+    assert_eq!(store.read_history("wf").unwrap().len(), 1);
+    assert_eq!(store.outbox_row_state("wf:1").unwrap(), None);
+}
+
+fn invalid_events_are_refused_before_anything_is_written(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let error = expect_code(
+        store.append("wf", &[custom("ok", 1), started("", "r", 2)], 0),
+        "INVALID_INPUT",
+    );
+    assert!(
+        error.to_string().contains("events[1].workflowType"),
+        "{error}"
+    );
+    expect_code(store.append("", &[custom("ok", 1)], 0), "INVALID_INPUT");
+    expect_code(
+        store.append("wf", &[custom("completed", 1)], 0),
+        "INVALID_INPUT",
+    );
+    let huge = Event {
+        data: json!("x".repeat(MAX_DOCUMENT_BYTES)),
+        ..custom("big", 1)
+    };
+    expect_code(store.append("wf", &[huge], 0), "INVALID_INPUT");
+    assert_eq!(store.head("wf").unwrap(), 0);
+    assert!(store.list_workflow_ids().unwrap().is_empty());
+}
+
+fn history_reads_from_a_seq(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let events: Vec<Event> = (0..10).map(|i| custom(&format!("e{i}"), i)).collect();
+    store.append("wf", &events, 0).unwrap();
+    let tail = store.read_history_from("wf", 8).unwrap();
+    assert_eq!(tail.iter().map(|e| e.seq).collect::<Vec<_>>(), [8, 9, 10]);
+    assert_eq!(tail[0].event, events[7]);
+    assert!(store.read_history_from("wf", 11).unwrap().is_empty());
+    assert!(store.read_history("unknown").unwrap().is_empty());
+}
+
+fn status_projection_follows_lifecycle_events(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .append("a", &[started("order", "ra", 100)], 0)
+        .unwrap();
+    store
+        .append(
+            "b",
+            &[started("order", "rb", 200), event(EventKind::Paused, 201)],
+            0,
+        )
+        .unwrap();
+    store.append("c", &[started("mail", "rc", 300)], 0).unwrap();
+    store
+        .append(
+            "c",
+            &[event(
+                EventKind::Failed {
+                    reason: "boom".into(),
+                },
+                350,
+            )],
+            1,
+        )
+        .unwrap();
+    store.append("d", &[custom("queued", 400)], 0).unwrap();
+
+    assert_eq!(store.list_active().unwrap(), ["a", "b", "d"]);
+    assert_eq!(store.list_paused().unwrap(), ["b"]);
+    let c = store.workflow_summary("c").unwrap();
+    assert_eq!(c.status, WorkflowStatus::Failed);
+    assert_eq!(
+        (c.started_at, c.closed_at, c.head),
+        (Some(300), Some(350), 2)
+    );
+    assert_eq!(c.workflow_type.as_deref(), Some("mail"));
+    assert_eq!(
+        store.workflow_summary("d").unwrap().status,
+        WorkflowStatus::Pending
+    );
+
+    store
+        .append("b", &[event(EventKind::Resumed, 210)], 2)
+        .unwrap();
+    assert!(store.list_paused().unwrap().is_empty());
+    store
+        .append("b", &[event(EventKind::Cancelled, 220)], 3)
+        .unwrap();
+    store
+        .append("a", &[event(EventKind::Completed, 150)], 1)
+        .unwrap();
+    assert_eq!(store.list_active().unwrap(), ["d"]);
+    expect_code(store.workflow_summary("nope"), "NOT_FOUND");
+}
+
+fn query_filters_by_status_type_and_start_time(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    for (id, kind, at) in [("a", "order", 100), ("b", "order", 200), ("c", "mail", 300)] {
+        store
+            .append(id, &[started(kind, &format!("r-{id}"), at)], 0)
+            .unwrap();
+    }
+    store
+        .append("a", &[event(EventKind::Completed, 110)], 1)
+        .unwrap();
+    let ids = |query: WorkflowQuery| -> Vec<String> {
+        store
+            .query_workflows(&query)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.workflow_id)
+            .collect()
+    };
+    assert_eq!(ids(WorkflowQuery::default()), ["c", "b", "a"]);
+    let orders = WorkflowQuery {
+        workflow_type: Some("order".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(orders.clone()), ["b", "a"]);
+    let running_orders = WorkflowQuery {
+        status: Some(WorkflowStatus::Running),
+        ..orders
+    };
+    assert_eq!(ids(running_orders), ["b"]);
+    let window = WorkflowQuery {
+        started_after: Some(150),
+        started_before: Some(300),
+        ..Default::default()
+    };
+    assert_eq!(ids(window), ["b"]);
+    let newest = WorkflowQuery {
+        limit: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(ids(newest), ["c"]);
+}
+
+fn run_chain_follows_continue_as_new(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let next = |id: &str| EventKind::ContinuedAsNew {
+        next_run_id: id.into(),
+    };
+    store
+        .append(
+            "wf",
+            &[
+                started("loop", "r1", 10),
+                custom("tick", 11),
+                event(next("r2"), 12),
+                started("loop", "r2", 13),
+                event(next("r3"), 14),
+                started("loop", "r3", 15),
+                custom("tick", 16),
+            ],
+            0,
+        )
+        .unwrap();
+    let chain = store.read_run_chain("wf").unwrap();
+    let runs: Vec<_> = chain
+        .iter()
+        .map(|r| (r.run_id.as_str(), r.first_seq, r.last_seq, r.status))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("r1", 1, 3, WorkflowStatus::ContinuedAsNew),
+            ("r2", 4, 5, WorkflowStatus::ContinuedAsNew),
+            ("r3", 6, 7, WorkflowStatus::Running),
+        ]
+    );
+    assert_eq!(chain[0].closed_at, Some(12));
+    let summary = store.workflow_summary("wf").unwrap();
+    assert_eq!(
+        (summary.status, summary.run_id.as_deref()),
+        (WorkflowStatus::Running, Some("r3"))
+    );
+    store
+        .append("wf", &[event(EventKind::Completed, 20)], 7)
+        .unwrap();
+    let last = store.read_run_chain("wf").unwrap().pop().unwrap();
+    assert_eq!(
+        (last.status, last.closed_at, last.last_seq),
+        (WorkflowStatus::Completed, Some(20), 8)
+    );
+    assert!(store.read_run_chain("none").unwrap().is_empty());
+}
+
+fn append_with_outbox_commits_both_or_neither(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let row = |key: &str| NewOutboxRow {
+        dispatch_key: key.into(),
+        workflow_id: "wf".into(),
+        ordinal: 1,
+        activity_type: "charge".into(),
+        input: b"{\"amount\":5}".to_vec(),
+        visible_after: 0,
+        attempt: 0,
+        run_id: Some("r1".into()),
+        namespace: Some("shop".into()),
+        task_queue: None,
+        node: None,
+    };
+    let head = store
+        .append_with_outbox("wf", &[started("order", "r1", 1)], 0, &[row("wf:1")])
+        .unwrap();
+    assert_eq!(head, 1);
+    let state = store
+        .outbox_row_state("wf:1")
+        .unwrap()
+        .expect("row written");
+    assert_eq!(state.status, OutboxStatus::Pending);
+    // A bad outbox row fails the append too.
+    expect_code(
+        store.append_with_outbox("wf", &[custom("x", 2)], 1, &[row("")]),
+        "INVALID_INPUT",
+    );
+    assert_eq!(store.head("wf").unwrap(), 1);
+}
+
+fn journal_survives_reopen(backend: &dyn Backend) {
+    let location = backend.fresh();
+    let store = location.open();
+    store
+        .append("wf", &[started("t", "r", 1), custom("a", 2)], 0)
+        .unwrap();
+    let before = store.read_history("wf").unwrap();
+    after_reopen(location.as_ref(), store, |store| {
+        assert_eq!(store.read_history("wf").unwrap(), before);
+        assert_eq!(store.head("wf").unwrap(), 2);
+        assert_eq!(store.list_active().unwrap(), ["wf"]);
+        store.append("wf", &[custom("b", 3)], 2).unwrap();
+    });
+}
+
+fn decode_check_names_the_first_undecodable_event(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .append("a", &[started("t", "r", 1), custom("x", 2)], 0)
+        .unwrap();
+    store.append("b", &[custom("y", 3)], 0).unwrap();
+    assert_eq!(store.find_undecodable_event().unwrap(), None);
+    // Events written by a newer version of the code: the check names the first one.
+    store
+        .raw_execute("UPDATE events SET event = CAST(X'09' || substr(event, 2) AS BLOB) WHERE workflow_id = 'a' AND seq = 2")
+        .unwrap();
+    store
+        .raw_execute("UPDATE events SET event = X'017B7B' WHERE workflow_id = 'b'")
+        .unwrap();
+    let found = store
+        .find_undecodable_event()
+        .unwrap()
+        .expect("an undecodable event");
+    assert_eq!((found.workflow_id.as_str(), found.seq), ("a", 2));
+    assert!(found.reason.contains("version 9"), "{}", found.reason);
+    expect_code(store.read_history("a"), "SERIALIZATION");
+}
