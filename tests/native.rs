@@ -73,4 +73,16 @@ macro_rules! on_both {
     };
 }
 
-on_both!(journal);
+on_both!(
+    journal,
+    timers,
+    outbox,
+    visibility,
+    namespaces,
+    packages,
+    checkpoints,
+    effects,
+    run_journal,
+    artifacts,
+    conversations
+);

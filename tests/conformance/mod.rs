@@ -14,6 +14,16 @@ macro_rules! cases {
 }
 
 pub mod journal;
+pub mod timers;
+pub mod outbox;
+pub mod visibility;
+pub mod namespaces;
+pub mod packages;
+pub mod checkpoints;
+pub mod effects;
+pub mod run_journal;
+pub mod artifacts;
+pub mod conversations;
 
 use runstore::SqliteStore;
 

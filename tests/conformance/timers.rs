@@ -1,0 +1,5 @@
+//! Conformance cases of the timers area.
+
+use super::Case;
+
+pub const CASES: &[Case] = cases![];
