@@ -1,0 +1,77 @@
+//! The schema: applied once and idempotently, versioned with `PRAGMA user_version`, and a
+//! database from a newer version is refused and left byte for byte as it was.
+#![cfg(not(target_family = "wasm"))]
+
+use runstore::{Error, EventJournal, SqliteStore, SCHEMA_VERSION};
+
+fn user_version(path: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_new_database_gets_the_current_version_and_reopening_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    drop(SqliteStore::open(&path).unwrap());
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .append("wf", &[], 0)
+        .expect("schema usable after a second open");
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+}
+
+#[test]
+fn a_newer_database_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.db");
+    {
+        // A database as a future version might leave it: rollback journal, higher version.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE future (x); INSERT INTO future VALUES (1); PRAGMA user_version = 99;",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(
+        error,
+        Error::SchemaTooNew {
+            found: 99,
+            supported: SCHEMA_VERSION
+        }
+    );
+    assert_eq!(error.code(), "SCHEMA_TOO_NEW");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "file unchanged");
+    assert!(!dir.path().join("newer.db-wal").exists(), "no WAL created");
+}
+
+#[test]
+fn a_failed_migration_leaves_the_database_at_its_old_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clash.db");
+    {
+        // A table that clashes with the schema makes migration 1 fail half way.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE timers (x); INSERT INTO timers VALUES (1);")
+            .unwrap();
+    }
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(error.code(), "BACKEND", "{error}");
+    assert_eq!(user_version(&path), 0);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'events'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        tables, 0,
+        "the migration's earlier statements were rolled back"
+    );
+}
