@@ -107,6 +107,12 @@ impl SqliteStore {
         Ok(Self { conn })
     }
 
+    /// Hands back the connection, for SQL the store does not offer (the benchmarks' plain-SQL
+    /// baseline runs on a connection set up exactly like the store's).
+    pub fn into_connection(self) -> Connection {
+        self.conn
+    }
+
     /// Starts an `IMMEDIATE` transaction: it takes the write lock up front, so a read-then-write
     /// inside it cannot be invalidated by another writer. Dropping it uncommitted rolls back.
     fn write_tx(&self) -> Result<Transaction<'_>> {

@@ -1,0 +1,261 @@
+//! The benchmark workloads of SPEC section 5, run through the store and, on a second database
+//! set up the same way, as the same SQL through plain rusqlite with prepared statements. Shared
+//! by the native benchmark (benches/workloads.rs) and the browser one (tests/browser_bench.rs).
+
+use runstore::*;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde_json::json;
+
+/// Opens a fresh store for a workload; `name` is unique per call.
+pub type OpenStore<'a> = &'a dyn Fn(&str) -> SqliteStore;
+/// A monotonic clock in milliseconds.
+pub type Clock<'a> = &'a dyn Fn() -> f64;
+
+/// One workload's figures: the same `count` operations through the store and as plain SQL.
+pub struct Figure {
+    pub workload: &'static str,
+    pub unit: &'static str,
+    pub count: u64,
+    pub store_ms: f64,
+    pub raw_ms: f64,
+}
+
+impl Figure {
+    pub fn store_per_sec(&self) -> f64 {
+        self.count as f64 / (self.store_ms / 1000.0)
+    }
+    pub fn raw_per_sec(&self) -> f64 {
+        self.count as f64 / (self.raw_ms / 1000.0)
+    }
+    /// Store throughput as a fraction of the plain-SQL throughput (1.0 = no overhead).
+    pub fn ratio(&self) -> f64 {
+        self.raw_ms / self.store_ms
+    }
+}
+
+/// Prints figures as a Markdown table.
+pub fn table(title: &str, figures: &[Figure]) -> String {
+    let mut out = format!(
+        "\n{title}\n\n| workload | unit | count | store {{unit}}/s | plain SQL {{unit}}/s | store / plain |\n|---|---|---:|---:|---:|---:|\n"
+    );
+    for f in figures {
+        out.push_str(&format!(
+            "| {} | {} | {} | {:.0} | {:.0} | {:.2} |\n",
+            f.workload,
+            f.unit,
+            f.count,
+            f.store_per_sec(),
+            f.raw_per_sec(),
+            f.ratio()
+        ));
+    }
+    out
+}
+
+/// A journal event of about 200 bytes once encoded.
+pub fn payload_event(workflow: usize, n: usize) -> Event {
+    Event {
+        kind: EventKind::Custom {
+            name: "activityCompleted".into(),
+        },
+        recorded_at: 1_700_000_000_000 + n as i64,
+        data: json!({
+            "activity": "charge-card",
+            "attempt": 1,
+            "workflow": workflow,
+            "step": n,
+            "result": {"ok": true, "amount": 1999, "currency": "EUR", "ref": "ch_3NqL8XKf2b9sQz"}
+        }),
+    }
+}
+
+fn encoded_payload(workflow: usize, n: usize) -> Vec<u8> {
+    let mut blob = vec![EVENT_VERSION as u8];
+    serde_json::to_writer(&mut blob, &payload_event(workflow, n)).unwrap();
+    blob
+}
+
+fn wf(i: usize) -> String {
+    format!("workflow-{i:04}")
+}
+
+fn timed(clock: Clock, f: impl FnOnce()) -> f64 {
+    let start = clock();
+    f();
+    clock() - start
+}
+
+/// Runs W1 to W5; `open` gives fresh stores, the plain-SQL side takes their connections.
+pub fn run_all(open: OpenStore, clock: Clock) -> Vec<Figure> {
+    vec![
+        w1_single_appends(open, clock),
+        w2_batched_appends(open, clock),
+        w3_history_reads(open, clock),
+        // w4_outbox(open, clock),
+        // w5_checkpoint_cas(open, clock),
+    ]
+}
+
+/// The journal's SQL, as the store runs it for one append.
+struct RawJournal<'c> {
+    conn: &'c Connection,
+}
+
+impl RawJournal<'_> {
+    fn append(&self, workflow_id: &str, blobs: &[Vec<u8>], expected: i64) {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)
+            .unwrap();
+        let head: Option<i64> = tx
+            .prepare_cached(
+                "SELECT workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at FROM workflows WHERE workflow_id = ?1",
+            )
+            .unwrap()
+            .query_row([workflow_id], |row| row.get(1))
+            .optional()
+            .unwrap();
+        assert_eq!(head.unwrap_or(0), expected);
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO events (workflow_id, seq, kind, recorded_at, event) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .unwrap();
+        let mut seq = expected;
+        for blob in blobs {
+            seq += 1;
+            insert
+                .execute(params![workflow_id, seq, "activityCompleted", seq, blob])
+                .unwrap();
+        }
+        drop(insert);
+        tx.prepare_cached(
+            "INSERT INTO workflows (workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (workflow_id) DO UPDATE SET head = excluded.head, status = excluded.status,
+               workflow_type = excluded.workflow_type, run_id = excluded.run_id,
+               started_at = excluded.started_at, closed_at = excluded.closed_at,
+               updated_at = excluded.updated_at",
+        )
+        .unwrap()
+        .execute(params![
+            workflow_id,
+            seq,
+            "pending",
+            None::<String>,
+            None::<String>,
+            None::<i64>,
+            None::<i64>,
+            seq
+        ])
+        .unwrap();
+        tx.commit().unwrap();
+    }
+}
+
+/// W1: 100 workflows x 50 events, one event per append, each its own transaction.
+pub fn w1_single_appends(open: OpenStore, clock: Clock) -> Figure {
+    const WORKFLOWS: usize = 100;
+    const EVENTS: usize = 50;
+    let store = open("w1-store");
+    let store_ms = timed(clock, || {
+        for n in 0..EVENTS {
+            for w in 0..WORKFLOWS {
+                store
+                    .append(&wf(w), &[payload_event(w, n)], n as u64)
+                    .unwrap();
+            }
+        }
+    });
+    let conn = open("w1-raw").into_connection();
+    let raw = RawJournal { conn: &conn };
+    let raw_ms = timed(clock, || {
+        for n in 0..EVENTS {
+            for w in 0..WORKFLOWS {
+                raw.append(&wf(w), &[encoded_payload(w, n)], n as i64);
+            }
+        }
+    });
+    Figure {
+        workload: "W1 single appends",
+        unit: "appends",
+        count: (WORKFLOWS * EVENTS) as u64,
+        store_ms,
+        raw_ms,
+    }
+}
+
+const W2_WORKFLOWS: usize = 200;
+const W2_EVENTS: usize = 500;
+const W2_BATCH: usize = 100;
+
+fn w2_store(store: &SqliteStore) {
+    for w in 0..W2_WORKFLOWS {
+        for start in (0..W2_EVENTS).step_by(W2_BATCH) {
+            let batch: Vec<Event> = (start..start + W2_BATCH)
+                .map(|n| payload_event(w, n))
+                .collect();
+            store.append(&wf(w), &batch, start as u64).unwrap();
+        }
+    }
+}
+
+fn w2_raw(conn: &Connection) {
+    let raw = RawJournal { conn };
+    for w in 0..W2_WORKFLOWS {
+        for start in (0..W2_EVENTS).step_by(W2_BATCH) {
+            let batch: Vec<Vec<u8>> = (start..start + W2_BATCH)
+                .map(|n| encoded_payload(w, n))
+                .collect();
+            raw.append(&wf(w), &batch, start as i64);
+        }
+    }
+}
+
+/// W2: 200 workflows x 500 events, 100 events per append.
+pub fn w2_batched_appends(open: OpenStore, clock: Clock) -> Figure {
+    let store = open("w2-store");
+    let store_ms = timed(clock, || w2_store(&store));
+    let conn = open("w2-raw").into_connection();
+    let raw_ms = timed(clock, || w2_raw(&conn));
+    Figure {
+        workload: "W2 batched appends",
+        unit: "events",
+        count: (W2_WORKFLOWS * W2_EVENTS) as u64,
+        store_ms,
+        raw_ms,
+    }
+}
+
+/// W3: read all 500 events of each of the 200 workflows written as in W2.
+pub fn w3_history_reads(open: OpenStore, clock: Clock) -> Figure {
+    let store = open("w3-store");
+    w2_store(&store);
+    let store_ms = timed(clock, || {
+        for w in 0..W2_WORKFLOWS {
+            assert_eq!(store.read_history(&wf(w)).unwrap().len(), W2_EVENTS);
+        }
+    });
+    let conn = open("w3-raw").into_connection();
+    w2_raw(&conn);
+    let raw_ms = timed(clock, || {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT seq, event FROM events WHERE workflow_id = ?1 AND seq >= ?2 ORDER BY seq",
+            )
+            .unwrap();
+        for w in 0..W2_WORKFLOWS {
+            let rows: Vec<(i64, Vec<u8>)> = stmt
+                .query_map(params![wf(w), 0], |row| Ok((row.get(0)?, row.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(rows.len(), W2_EVENTS);
+        }
+    });
+    Figure {
+        workload: "W3 history reads",
+        unit: "events",
+        count: (W2_WORKFLOWS * W2_EVENTS) as u64,
+        store_ms,
+        raw_ms,
+    }
+}

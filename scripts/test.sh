@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every test: set-up (skipped where done), lint, the native suite, the browser suite in
+# headless Chromium, the npm package as an app uses it, and the demo end to end.
+# Usage: scripts/test.sh            (what `npm test` and CI run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/env.sh
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "format and lint (native)"
+cargo fmt --check
+cargo clippy --all-targets --quiet -- -D warnings
+
+step "native tests"
+cargo test --quiet
+
+for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-demo.sh; do
+  if [ -f "$stage" ]; then
+    step "$stage"
+    bash "$stage"
+  fi
+done
+echo
+echo "all tests passed"
