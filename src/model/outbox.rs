@@ -50,7 +50,7 @@ impl OutboxStatus {
     }
 }
 
-/// A row to insert. It starts `pending` at the given attempt.
+/// A row to insert. It starts `pending` at the given attempt, with no claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewOutboxRow {
@@ -75,7 +75,8 @@ pub struct NewOutboxRow {
     pub node: Option<String>,
 }
 
-/// A stored row.
+/// A stored row. `claimed_at` is set by a claim, kept when the row settles (the time of its
+/// last claim) and cleared when the row returns to `pending`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OutboxRow {
@@ -105,8 +106,12 @@ pub struct OutboxRowState {
     pub claimed_at: Option<Millis>,
 }
 
-/// A route: where a dispatcher claims. `None` in a field matches only rows without that field
-/// in [`OutboxStore::claimable_routes`]; in a claim scope, `None` means "any".
+/// A route: the (namespace, task queue, node) a row is addressed to.
+///
+/// As a claim scope (in [`ClaimFilter::scope`]) a `None` field means "any value, or none".
+/// As a result of [`OutboxStore::claimable_routes`] a `None` field means the rows have no
+/// value there, so claiming with a returned route as the scope may also take rows of the
+/// narrower routes that share its `Some` fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ClaimScope {
@@ -115,7 +120,7 @@ pub struct ClaimScope {
     pub node: Option<String>,
 }
 
-/// Which rows a claim may take, beyond "pending and due".
+/// Which rows a claim may take, beyond "pending and due". The default takes any.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ClaimFilter {
@@ -133,33 +138,53 @@ pub struct NamespaceLoad {
     pub claimed: u64,
 }
 
-/// The outbox.
+/// The outbox: at-least-once dispatch of activities.
+///
+/// A row is *live* while `pending` or `claimed`, and *settled* once `done`, `failed` (dead
+/// letter) or `cancelled`; a settled row never changes again. Every write below is one
+/// `IMMEDIATE` transaction: it commits whole or not at all, and two connections never both see
+/// a row in the state they change it from.
+///
+/// A live row may be completed, retried or failed whether it is claimed or still pending: a
+/// claim that [`OutboxStore::rearm_stale_claims`] returned to `pending` may still finish its
+/// delivery, and its completion then settles the row instead of forcing another delivery.
 pub trait OutboxStore {
-    /// Inserts `rows` in one transaction, ignoring rows whose dispatch key exists. Returns how
-    /// many were inserted.
+    /// Inserts `rows` in one transaction. A row whose dispatch key is stored already, or
+    /// appears earlier in `rows`, is ignored and the stored row is left untouched. Returns how
+    /// many rows were inserted.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for an empty key or id; nothing is inserted then.
+    /// [`crate::Error::InvalidInput`] naming `outbox[i].field` for an empty or oversized key,
+    /// workflow id, activity type, run id, namespace, task queue or node, an oversized input or
+    /// an ordinal above 2^63-1; nothing is inserted then.
     fn insert_outbox(&self, rows: &[NewOutboxRow]) -> Result<u64>;
 
     /// Atomically claims up to `limit` pending rows with `visible_after <= now` that pass
-    /// `filter`, oldest `visible_after` first (dispatch key breaks ties): they become
-    /// `claimed` with `claimed_at = now`. Two claimers never get the same row.
+    /// `filter`: they become `claimed` with `claimed_at = now` and are returned, oldest
+    /// `visible_after` first (dispatch key breaks ties). Two claimers, on any connections,
+    /// never get the same row. A `limit` of 0 claims nothing.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty or oversized id in the filter; nothing is
+    /// claimed then.
     fn claim_outbox(&self, now: Millis, limit: u32, filter: &ClaimFilter)
         -> Result<Vec<OutboxRow>>;
 
-    /// Marks a claimed or pending row done.
+    /// Settles a live row as `done`.
     ///
     /// # Errors
-    /// [`crate::Error::NotFound`] for an unknown key; [`crate::Error::Conflict`] when the row
-    /// is already settled (done, failed or cancelled).
+    /// [`crate::Error::NotFound`] (entity `"outbox row"`) for an unknown key;
+    /// [`crate::Error::Conflict`] (entity `"outbox row"`, no revisions) when the row is
+    /// already settled; [`crate::Error::InvalidInput`] for an empty or oversized key.
     fn complete_outbox(&self, dispatch_key: &str) -> Result<()>;
 
-    /// Completes several rows in one transaction; errors as [`OutboxStore::complete_outbox`],
-    /// and then none is completed.
+    /// Completes several rows in one transaction. Errors as [`OutboxStore::complete_outbox`]
+    /// for the first key that fails, and then none is completed; a key listed twice is
+    /// [`crate::Error::InvalidInput`]. No keys is a no-op.
     fn complete_outbox_batch(&self, dispatch_keys: &[String]) -> Result<()>;
 
-    /// Returns a live row to pending with `next_attempt` and a later `visible_after` fence.
+    /// Returns a live row to `pending` with attempt `next_attempt` and the `visible_after`
+    /// fence (both taken as given), and clears its claim.
     ///
     /// # Errors
     /// As [`OutboxStore::complete_outbox`].
@@ -170,18 +195,22 @@ pub trait OutboxStore {
         visible_after: Millis,
     ) -> Result<()>;
 
-    /// Moves a live row to the dead letter state `failed`.
+    /// Settles a live row as `failed`: a dead letter, never claimed again.
     ///
     /// # Errors
     /// As [`OutboxStore::complete_outbox`].
     fn fail_outbox(&self, dispatch_key: &str) -> Result<()>;
 
-    /// Cancels every live (pending or claimed) row of the workflow; returns their keys in key
-    /// order. Idempotent: a second call returns nothing.
+    /// Settles every live row of the workflow as `cancelled`; returns their keys in key order.
+    /// Idempotent: a second call, or a call for a workflow without rows, returns nothing.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty or oversized workflow id.
     fn cancel_workflow_outbox(&self, workflow_id: &str) -> Result<Vec<String>>;
 
-    /// Returns up to `limit` rows claimed before `older_than` to pending with the given
-    /// `visible_after`, and returns them as they are now.
+    /// Atomically returns up to `limit` rows claimed before `older_than` (oldest claim first)
+    /// to `pending` with the given `visible_after` and no claim; the attempt is unchanged.
+    /// Returns those rows as they are now, in dispatch key order.
     fn rearm_stale_claims(
         &self,
         older_than: Millis,
@@ -189,22 +218,34 @@ pub trait OutboxStore {
         limit: u32,
     ) -> Result<Vec<OutboxRow>>;
 
-    /// Up to `limit` rows claimed before `older_than`, oldest claim first, unchanged.
+    /// Up to `limit` rows claimed before `older_than`, oldest claim first (dispatch key breaks
+    /// ties), unchanged.
     fn list_stale_claims(&self, older_than: Millis, limit: u32) -> Result<Vec<OutboxRow>>;
 
-    /// Ids of workflows with at least one pending or claimed row, in id order.
+    /// Ids of workflows with at least one live row, in id order.
     fn list_unsettled_workflows(&self) -> Result<Vec<String>>;
 
-    /// In-flight and claimed counts for each of `namespaces`, in one pass; namespaces without
-    /// rows get zeros.
+    /// In-flight and claimed counts for each of `namespaces`, in one query; namespaces without
+    /// live rows get zeros. Rows without a namespace count for none.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty or oversized name.
     fn namespace_loads(&self, namespaces: &[String]) -> Result<BTreeMap<String, NamespaceLoad>>;
 
-    /// The distinct routes with at least one pending row due at `now`, in order.
+    /// The distinct routes with at least one pending row due at `now` (`visible_after <= now`),
+    /// in [`ClaimScope`] order (`None` first).
     fn claimable_routes(&self, now: Millis) -> Result<Vec<ClaimScope>>;
 
     /// One row's state, `None` for an unknown key.
     fn outbox_row_state(&self, dispatch_key: &str) -> Result<Option<OutboxRowState>>;
 
-    /// Rows in `status` (all when `None`), by dispatch key, at most `limit`.
-    fn list_outbox(&self, status: Option<OutboxStatus>, limit: u32) -> Result<Vec<OutboxRow>>;
+    /// Up to `limit` rows in `status` (any status when `None`) with a dispatch key after
+    /// `after_key` (from the start when `None`), in dispatch key order: pass the last key of
+    /// one page as `after_key` to read the next.
+    fn list_outbox(
+        &self,
+        status: Option<OutboxStatus>,
+        after_key: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<OutboxRow>>;
 }

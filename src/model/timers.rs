@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::Millis;
 use crate::error::Result;
 
-/// A scheduled timer.
+/// A scheduled timer, identified by its workflow and its timer id within that workflow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Timer {
@@ -14,20 +14,27 @@ pub struct Timer {
     pub fire_at: Millis,
 }
 
-/// Durable timers.
+/// Durable timers. The store only keeps them: it never fires a timer by itself; a scheduler
+/// asks for the due ones with the current time and cancels each once it has acted on it.
 pub trait TimerStore {
-    /// Schedules the timer, replacing the fire time of an existing one with the same ids.
+    /// Schedules the timer, or replaces the fire time of the existing one with the same
+    /// workflow and timer ids (an upsert: one write, atomic).
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for an empty id.
+    /// [`crate::Error::InvalidInput`] for an empty or oversized id; nothing is written then.
     fn schedule_timer(&self, workflow_id: &str, timer_id: &str, fire_at: Millis) -> Result<()>;
 
-    /// Timers with `fire_at <= as_of`, by fire time (ids break ties).
+    /// Timers with `fire_at <= as_of`, earliest first; at the same fire time by workflow id,
+    /// then timer id. Reading does not remove them.
     fn due_timers(&self, as_of: Millis) -> Result<Vec<Timer>>;
 
-    /// Removes the timer; returns whether it existed.
+    /// Removes the timer; returns whether it existed (`false` is not an error, so cancelling
+    /// twice is harmless).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty or oversized id, which no timer can have.
     fn cancel_timer(&self, workflow_id: &str, timer_id: &str) -> Result<bool>;
 
-    /// Every timer, by fire time.
+    /// Every timer, in the order of [`TimerStore::due_timers`].
     fn list_timers(&self) -> Result<Vec<Timer>>;
 }

@@ -51,7 +51,7 @@ CREATE TABLE outbox (
     node          TEXT
 );
 CREATE INDEX outbox_pending ON outbox (visible_after, dispatch_key) WHERE status = 'pending';
-CREATE INDEX outbox_claimed ON outbox (claimed_at) WHERE status = 'claimed';
+CREATE INDEX outbox_claimed ON outbox (claimed_at, dispatch_key) WHERE status = 'claimed';
 CREATE INDEX outbox_workflow ON outbox (workflow_id, status);
 CREATE INDEX outbox_namespace ON outbox (namespace, status);
 

@@ -1,5 +1,848 @@
-//! Conformance cases of the outbox area.
+//! The transactional outbox: insert ignoring duplicates, claims (fence, order, exclusion,
+//! scope), the transitions of live rows and their refusals, re-arming, the inspection reads
+//! and reopening.
 
-use super::Case;
+use std::collections::BTreeMap;
 
-pub const CASES: &[Case] = cases![];
+use runstore::*;
+
+use super::{after_reopen, expect_code, Backend, Case};
+
+pub const CASES: &[Case] = cases![
+    insert_counts_new_rows_and_ignores_duplicate_keys,
+    invalid_rows_are_refused_and_nothing_is_inserted,
+    claim_takes_due_rows_oldest_visible_after_first,
+    claim_leaves_excluded_workflows_alone,
+    claim_within_a_scope_takes_only_matching_rows,
+    claim_refuses_an_invalid_filter_and_claims_nothing,
+    complete_settles_claimed_and_pending_rows,
+    settled_and_unknown_rows_refuse_every_transition,
+    complete_batch_is_all_or_nothing,
+    retry_returns_the_row_to_pending_behind_its_fence,
+    fail_dead_letters_the_row,
+    cancel_settles_every_live_row_of_the_workflow,
+    rearm_returns_the_oldest_stale_claims_to_pending,
+    stale_claims_are_listed_without_change,
+    unsettled_workflows_are_those_with_live_rows,
+    namespace_loads_count_several_namespaces_in_one_call,
+    claimable_routes_ignore_rows_not_yet_visible_or_not_pending,
+    list_outbox_filters_by_status_and_pages_by_key,
+    outbox_survives_reopen,
+];
+
+fn row(key: &str, workflow_id: &str, visible_after: Millis) -> NewOutboxRow {
+    NewOutboxRow {
+        dispatch_key: key.into(),
+        workflow_id: workflow_id.into(),
+        ordinal: 1,
+        activity_type: "send".into(),
+        input: key.as_bytes().to_vec(),
+        visible_after,
+        attempt: 0,
+        run_id: None,
+        namespace: None,
+        task_queue: None,
+        node: None,
+    }
+}
+
+/// A due row of its own workflow (named like the key) on the given route.
+fn routed(key: &str, visible_after: Millis, route: [Option<&str>; 3]) -> NewOutboxRow {
+    let [namespace, task_queue, node] = route.map(|f| f.map(String::from));
+    NewOutboxRow {
+        namespace,
+        task_queue,
+        node,
+        ..row(key, key, visible_after)
+    }
+}
+
+fn scope(namespace: Option<&str>, task_queue: Option<&str>, node: Option<&str>) -> ClaimScope {
+    ClaimScope {
+        namespace: namespace.map(String::from),
+        task_queue: task_queue.map(String::from),
+        node: node.map(String::from),
+    }
+}
+
+fn within(scope: ClaimScope) -> ClaimFilter {
+    ClaimFilter {
+        scope: Some(scope),
+        ..ClaimFilter::default()
+    }
+}
+
+fn excluding(workflows: &[&str]) -> ClaimFilter {
+    ClaimFilter {
+        exclude_workflows: workflows.iter().map(|w| w.to_string()).collect(),
+        scope: None,
+    }
+}
+
+fn keys(rows: &[OutboxRow]) -> Vec<&str> {
+    rows.iter().map(|r| r.dispatch_key.as_str()).collect()
+}
+
+fn claim(store: &SqliteStore, now: Millis, limit: u32) -> Vec<String> {
+    claim_with(store, now, limit, &ClaimFilter::default())
+}
+
+fn claim_with(store: &SqliteStore, now: Millis, limit: u32, filter: &ClaimFilter) -> Vec<String> {
+    let rows = store.claim_outbox(now, limit, filter).unwrap();
+    rows.into_iter().map(|r| r.dispatch_key).collect()
+}
+
+fn state(store: &SqliteStore, key: &str) -> OutboxRowState {
+    store
+        .outbox_row_state(key)
+        .unwrap()
+        .unwrap_or_else(|| panic!("row {key} exists"))
+}
+
+fn status(store: &SqliteStore, key: &str) -> OutboxStatus {
+    state(store, key).status
+}
+
+fn insert_counts_new_rows_and_ignores_duplicate_keys(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    assert_eq!(store.insert_outbox(&[]).unwrap(), 0);
+    let original = NewOutboxRow {
+        ordinal: 7,
+        attempt: 2,
+        run_id: Some("r1".into()),
+        namespace: Some("shop".into()),
+        task_queue: Some("mail".into()),
+        node: Some("n1".into()),
+        ..row("wf:1", "wf", 10)
+    };
+    assert_eq!(
+        store
+            .insert_outbox(&[original.clone(), row("wf:2", "wf", 20)])
+            .unwrap(),
+        2
+    );
+    let rival = NewOutboxRow {
+        ordinal: 9,
+        activity_type: "other".into(),
+        input: vec![9, 9],
+        visible_after: 0,
+        ..row("wf:1", "someone-else", 0)
+    };
+    // The stored wf:1 wins over the rival; within one batch the first wf:3 wins.
+    let batch = [rival, row("wf:3", "wf", 30), row("wf:3", "wf", 99)];
+    assert_eq!(store.insert_outbox(&batch).unwrap(), 1);
+    let stored = store.list_outbox(None, None, 10).unwrap();
+    assert_eq!(keys(&stored), ["wf:1", "wf:2", "wf:3"]);
+    assert_eq!(
+        stored[0],
+        OutboxRow {
+            dispatch_key: "wf:1".into(),
+            workflow_id: "wf".into(),
+            ordinal: 7,
+            activity_type: "send".into(),
+            input: b"wf:1".to_vec(),
+            status: OutboxStatus::Pending,
+            attempt: 2,
+            visible_after: 10,
+            claimed_at: None,
+            run_id: Some("r1".into()),
+            namespace: Some("shop".into()),
+            task_queue: Some("mail".into()),
+            node: Some("n1".into()),
+        }
+    );
+    assert_eq!(stored[2].visible_after, 30);
+    // A duplicate leaves a row that moved on as it is: it does not become pending again.
+    assert_eq!(claim(&store, 10, 1), ["wf:1"]);
+    assert_eq!(store.insert_outbox(&[original]).unwrap(), 0);
+    assert_eq!(
+        state(&store, "wf:1"),
+        OutboxRowState {
+            status: OutboxStatus::Claimed,
+            attempt: 2,
+            visible_after: 10,
+            claimed_at: Some(10)
+        }
+    );
+}
+
+fn invalid_rows_are_refused_and_nothing_is_inserted(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let long = "k".repeat(MAX_ID_BYTES + 1);
+    let base = || row("bad", "wf", 0);
+    let cases = [
+        (
+            NewOutboxRow {
+                dispatch_key: String::new(),
+                ..base()
+            },
+            "dispatchKey",
+        ),
+        (
+            NewOutboxRow {
+                dispatch_key: long.clone(),
+                ..base()
+            },
+            "dispatchKey",
+        ),
+        (
+            NewOutboxRow {
+                workflow_id: String::new(),
+                ..base()
+            },
+            "workflowId",
+        ),
+        (
+            NewOutboxRow {
+                activity_type: String::new(),
+                ..base()
+            },
+            "activityType",
+        ),
+        (
+            NewOutboxRow {
+                ordinal: u64::MAX,
+                ..base()
+            },
+            "ordinal",
+        ),
+        (
+            NewOutboxRow {
+                run_id: Some(String::new()),
+                ..base()
+            },
+            "runId",
+        ),
+        (
+            NewOutboxRow {
+                namespace: Some(String::new()),
+                ..base()
+            },
+            "namespace",
+        ),
+        (
+            NewOutboxRow {
+                task_queue: Some(String::new()),
+                ..base()
+            },
+            "taskQueue",
+        ),
+        (
+            NewOutboxRow {
+                node: Some(long.clone()),
+                ..base()
+            },
+            "node",
+        ),
+    ];
+    for (bad, name) in cases {
+        let error = expect_code(
+            store.insert_outbox(&[row("good", "wf", 0), bad]),
+            "INVALID_INPUT",
+        );
+        let expected = format!("outbox[1].{name}");
+        assert!(
+            matches!(&error, Error::InvalidInput { field, .. } if *field == expected),
+            "{error:?} should name {expected}"
+        );
+    }
+    assert!(store.list_outbox(None, None, 10).unwrap().is_empty());
+    assert_eq!(store.outbox_row_state("good").unwrap(), None);
+}
+
+fn claim_takes_due_rows_oldest_visible_after_first(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[
+            row("c", "wf", 30),
+            row("b", "wf", 10),
+            row("a", "wf", 10),
+            row("d", "wf", 20),
+            row("e", "wf", 5),
+            row("late", "wf", 100),
+        ])
+        .unwrap();
+    // Fire order, not key order: the oldest fence first, keys only break ties.
+    let first = store.claim_outbox(50, 3, &ClaimFilter::default()).unwrap();
+    assert_eq!(keys(&first), ["e", "a", "b"]);
+    for claimed in &first {
+        assert_eq!(
+            (claimed.status, claimed.claimed_at),
+            (OutboxStatus::Claimed, Some(50))
+        );
+        assert_eq!(status(&store, &claimed.dispatch_key), OutboxStatus::Claimed);
+    }
+    assert_eq!(first[1].input, b"a");
+    assert!(claim(&store, 50, 0).is_empty());
+    assert_eq!(status(&store, "c"), OutboxStatus::Pending);
+    assert_eq!(claim(&store, 50, 10), ["d", "c"]);
+    // The visible-after fence: not a millisecond early, and exactly on time.
+    assert!(claim(&store, 99, 10).is_empty());
+    assert_eq!(status(&store, "late"), OutboxStatus::Pending);
+    assert_eq!(claim(&store, 100, 10), ["late"]);
+    assert_eq!(state(&store, "late").claimed_at, Some(100));
+    // Claimed rows are never claimed again.
+    assert!(claim(&store, Millis::MAX, 10).is_empty());
+}
+
+fn claim_leaves_excluded_workflows_alone(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    // Ids with quotes and SQL syntax prove the set is bound as a value.
+    let tricky = "it's \"held\"') OR 1=1 --";
+    store
+        .insert_outbox(&[
+            row("held:1", "held", 1),
+            row("free:1", "free", 2),
+            row("tricky:1", tricky, 3),
+            row("free:2", "free", 4),
+        ])
+        .unwrap();
+    assert_eq!(
+        claim_with(&store, 10, 10, &excluding(&["held", tricky, "absent"])),
+        ["free:1", "free:2"]
+    );
+    assert_eq!(status(&store, "held:1"), OutboxStatus::Pending);
+    assert_eq!(
+        claim_with(&store, 10, 10, &excluding(&["held"])),
+        ["tricky:1"]
+    );
+    assert_eq!(claim_with(&store, 10, 10, &excluding(&[])), ["held:1"]);
+}
+
+fn claim_within_a_scope_takes_only_matching_rows(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[
+            routed("r1", 1, [Some("a"), Some("x"), Some("n1")]),
+            routed("r2", 2, [Some("a"), Some("y"), None]),
+            routed("r3", 3, [Some("b"), Some("x"), Some("n1")]),
+            routed("r4", 4, [None, None, None]),
+            routed("r5", 5, [Some("a"), Some("x"), Some("n2")]),
+            routed("r6", 6, [Some("ab"), Some("x"), Some("n1")]),
+        ])
+        .unwrap();
+    let queue_x_of_a = within(scope(Some("a"), Some("x"), None));
+    assert_eq!(claim_with(&store, 10, 10, &queue_x_of_a), ["r1", "r5"]);
+    assert_eq!(
+        claim_with(&store, 10, 10, &within(scope(None, None, Some("n1")))),
+        ["r3", "r6"]
+    );
+    // Scope and exclusion together.
+    let a_but_r2 = ClaimFilter {
+        exclude_workflows: vec!["r2".into()],
+        scope: Some(scope(Some("a"), None, None)),
+    };
+    assert!(claim_with(&store, 10, 10, &a_but_r2).is_empty());
+    assert_eq!(status(&store, "r2"), OutboxStatus::Pending);
+    assert!(claim_with(&store, 10, 10, &within(scope(Some("zzz"), None, None))).is_empty());
+    // An all-`None` scope matches any route.
+    assert_eq!(
+        claim_with(&store, 10, 10, &within(ClaimScope::default())),
+        ["r2", "r4"]
+    );
+}
+
+fn claim_refuses_an_invalid_filter_and_claims_nothing(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store.insert_outbox(&[row("a", "wf", 0)]).unwrap();
+    let bad_scope = within(scope(Some(""), None, None));
+    let error = expect_code(store.claim_outbox(5, 10, &bad_scope), "INVALID_INPUT");
+    assert!(
+        matches!(&error, Error::InvalidInput { field, .. } if field == "filter.scope.namespace"),
+        "{error:?}"
+    );
+    let long = "q".repeat(MAX_ID_BYTES + 1);
+    let bad_queue = within(scope(None, Some(&long), None));
+    expect_code(store.claim_outbox(5, 10, &bad_queue), "INVALID_INPUT");
+    let bad_exclusion = excluding(&["other", ""]);
+    let error = expect_code(store.claim_outbox(5, 10, &bad_exclusion), "INVALID_INPUT");
+    assert!(
+        matches!(&error, Error::InvalidInput { field, .. } if field == "filter.excludeWorkflows[1]"),
+        "{error:?}"
+    );
+    assert_eq!(
+        state(&store, "a"),
+        OutboxRowState {
+            status: OutboxStatus::Pending,
+            attempt: 0,
+            visible_after: 0,
+            claimed_at: None
+        }
+    );
+}
+
+fn complete_settles_claimed_and_pending_rows(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    assert_eq!(store.outbox_row_state("a").unwrap(), None);
+    store
+        .insert_outbox(&[row("a", "wf", 0), row("b", "wf", 1)])
+        .unwrap();
+    assert_eq!(claim(&store, 5, 1), ["a"]);
+    store.complete_outbox("a").unwrap();
+    // A settled row keeps the time of its last claim.
+    assert_eq!(
+        state(&store, "a"),
+        OutboxRowState {
+            status: OutboxStatus::Done,
+            attempt: 0,
+            visible_after: 0,
+            claimed_at: Some(5)
+        }
+    );
+    // Completing a pending row is allowed: a re-armed claim may still finish its delivery.
+    store.complete_outbox("b").unwrap();
+    assert_eq!(
+        (status(&store, "b"), state(&store, "b").claimed_at),
+        (OutboxStatus::Done, None)
+    );
+    assert!(claim(&store, Millis::MAX, 10).is_empty());
+}
+
+fn settled_and_unknown_rows_refuse_every_transition(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[
+            row("done", "a", 0),
+            row("failed", "b", 0),
+            row("cancelled", "c", 0),
+        ])
+        .unwrap();
+    assert_eq!(claim(&store, 5, 3).len(), 3);
+    store.complete_outbox("done").unwrap();
+    store.fail_outbox("failed").unwrap();
+    assert_eq!(store.cancel_workflow_outbox("c").unwrap(), ["cancelled"]);
+
+    type Transition = fn(&SqliteStore, &str) -> Result<()>;
+    let transitions: [(&str, Transition); 4] = [
+        ("complete", |s, k| s.complete_outbox(k)),
+        ("completeBatch", |s, k| {
+            s.complete_outbox_batch(&[k.to_owned()])
+        }),
+        ("retry", |s, k| s.retry_outbox(k, 1, 100)),
+        ("fail", |s, k| s.fail_outbox(k)),
+    ];
+    for (name, transition) in transitions {
+        for key in ["done", "failed", "cancelled"] {
+            let before = state(&store, key);
+            let error = expect_code(transition(&store, key), "CONFLICT");
+            assert_eq!(
+                error,
+                Error::Conflict {
+                    entity: "outbox row",
+                    id: key.into(),
+                    expected: None,
+                    actual: None
+                },
+                "{name} of {key}"
+            );
+            assert!(error.to_string().contains(key), "{error}");
+            assert_eq!(state(&store, key), before, "{name} changed {key}");
+        }
+        let error = expect_code(transition(&store, "nope"), "NOT_FOUND");
+        assert_eq!(
+            error,
+            Error::NotFound {
+                entity: "outbox row",
+                id: "nope".into()
+            },
+            "{name}"
+        );
+        expect_code(transition(&store, ""), "INVALID_INPUT");
+        assert_eq!(store.outbox_row_state("nope").unwrap(), None);
+    }
+}
+
+fn complete_batch_is_all_or_nothing(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let rows: Vec<_> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|k| row(k, "wf", 0))
+        .collect();
+    store.insert_outbox(&rows).unwrap();
+    assert_eq!(claim(&store, 5, 4), ["a", "b", "c", "d"]);
+    let batch = |keys: &[&str]| -> Vec<String> { keys.iter().map(|k| k.to_string()).collect() };
+
+    store.complete_outbox_batch(&batch(&["b", "a"])).unwrap();
+    assert_eq!(status(&store, "a"), OutboxStatus::Done);
+    assert_eq!(status(&store, "b"), OutboxStatus::Done);
+
+    let error = expect_code(
+        store.complete_outbox_batch(&batch(&["c", "missing"])),
+        "NOT_FOUND",
+    );
+    assert!(
+        matches!(&error, Error::NotFound { id, .. } if id == "missing"),
+        "{error:?}"
+    );
+    assert_eq!(status(&store, "c"), OutboxStatus::Claimed);
+
+    let error = expect_code(store.complete_outbox_batch(&batch(&["d", "a"])), "CONFLICT");
+    assert!(
+        matches!(&error, Error::Conflict { id, .. } if id == "a"),
+        "{error:?}"
+    );
+    assert_eq!(status(&store, "d"), OutboxStatus::Claimed);
+
+    let error = expect_code(
+        store.complete_outbox_batch(&batch(&["c", "d", "c"])),
+        "INVALID_INPUT",
+    );
+    assert!(
+        matches!(&error, Error::InvalidInput { field, .. } if field == "dispatchKeys[2]"),
+        "{error:?}"
+    );
+    expect_code(
+        store.complete_outbox_batch(&batch(&["c", ""])),
+        "INVALID_INPUT",
+    );
+    assert_eq!(status(&store, "c"), OutboxStatus::Claimed);
+
+    store.complete_outbox_batch(&[]).unwrap();
+    // Claimed and pending rows together.
+    store
+        .complete_outbox_batch(&batch(&["c", "d", "e"]))
+        .unwrap();
+    let done = store
+        .list_outbox(Some(OutboxStatus::Done), None, 10)
+        .unwrap();
+    assert_eq!(keys(&done), ["a", "b", "c", "d", "e"]);
+}
+
+fn retry_returns_the_row_to_pending_behind_its_fence(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[row("a", "wf", 0), row("b", "wf", 500)])
+        .unwrap();
+    let claimed = store.claim_outbox(10, 1, &ClaimFilter::default()).unwrap();
+    assert_eq!((claimed[0].attempt, claimed[0].claimed_at), (0, Some(10)));
+    store.retry_outbox("a", 1, 100).unwrap();
+    assert_eq!(
+        state(&store, "a"),
+        OutboxRowState {
+            status: OutboxStatus::Pending,
+            attempt: 1,
+            visible_after: 100,
+            claimed_at: None
+        }
+    );
+    assert!(claim(&store, 99, 10).is_empty());
+    let again = store
+        .claim_outbox(100, 10, &ClaimFilter::default())
+        .unwrap();
+    assert_eq!(keys(&again), ["a"]);
+    assert_eq!((again[0].attempt, again[0].claimed_at), (1, Some(100)));
+    // A pending row can be re-fenced too, earlier as well as later.
+    store.retry_outbox("b", 3, 50).unwrap();
+    assert_eq!(
+        (state(&store, "b").attempt, state(&store, "b").visible_after),
+        (3, 50)
+    );
+    assert_eq!(claim(&store, 50, 10), ["b"]);
+}
+
+fn fail_dead_letters_the_row(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[row("a", "wf", 0), row("b", "wf", 0), row("c", "wf", 0)])
+        .unwrap();
+    assert_eq!(claim(&store, 5, 1), ["a"]);
+    store.fail_outbox("a").unwrap();
+    store.fail_outbox("b").unwrap();
+    assert_eq!(
+        state(&store, "a"),
+        OutboxRowState {
+            status: OutboxStatus::Failed,
+            attempt: 0,
+            visible_after: 0,
+            claimed_at: Some(5)
+        }
+    );
+    let dead = store
+        .list_outbox(Some(OutboxStatus::Failed), None, 10)
+        .unwrap();
+    assert_eq!(keys(&dead), ["a", "b"]);
+    assert_eq!(claim(&store, Millis::MAX, 10), ["c"]);
+}
+
+fn cancel_settles_every_live_row_of_the_workflow(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[
+            row("wf:4", "wf", 0),
+            row("wf:3", "wf", 0),
+            row("wf:2", "wf", 0),
+            row("wf:1", "wf", 900),
+            row("other:1", "other", 0),
+        ])
+        .unwrap();
+    assert_eq!(
+        claim_with(&store, 5, 3, &excluding(&["other"])),
+        ["wf:2", "wf:3", "wf:4"]
+    );
+    store.complete_outbox("wf:3").unwrap();
+    store.fail_outbox("wf:4").unwrap();
+    // wf:1 is pending (not yet visible), wf:2 claimed: both live, keys in order.
+    assert_eq!(
+        store.cancel_workflow_outbox("wf").unwrap(),
+        ["wf:1", "wf:2"]
+    );
+    assert_eq!(status(&store, "wf:1"), OutboxStatus::Cancelled);
+    assert_eq!(
+        state(&store, "wf:2"),
+        OutboxRowState {
+            status: OutboxStatus::Cancelled,
+            attempt: 0,
+            visible_after: 0,
+            claimed_at: Some(5)
+        }
+    );
+    assert_eq!(status(&store, "wf:3"), OutboxStatus::Done);
+    assert_eq!(status(&store, "wf:4"), OutboxStatus::Failed);
+    assert_eq!(status(&store, "other:1"), OutboxStatus::Pending);
+    assert!(store.cancel_workflow_outbox("wf").unwrap().is_empty());
+    assert!(store.cancel_workflow_outbox("nobody").unwrap().is_empty());
+    expect_code(store.cancel_workflow_outbox(""), "INVALID_INPUT");
+    assert_eq!(claim(&store, Millis::MAX, 10), ["other:1"]);
+}
+
+fn rearm_returns_the_oldest_stale_claims_to_pending(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[
+            row("z", "wf", 0),
+            row("y", "wf", 1),
+            row("x", "wf", 2),
+            row("w", "wf", 3),
+        ])
+        .unwrap();
+    assert_eq!(claim(&store, 10, 1), ["z"]);
+    assert_eq!(claim(&store, 20, 1), ["y"]);
+    assert_eq!(claim(&store, 30, 1), ["x"]);
+    assert_eq!(claim(&store, 40, 1), ["w"]);
+    assert!(store.rearm_stale_claims(35, 100, 0).unwrap().is_empty());
+    // The limit takes the oldest claims first (not x, claimed later); the result is in key
+    // order.
+    let first = store.rearm_stale_claims(35, 100, 2).unwrap();
+    assert_eq!(keys(&first), ["y", "z"]);
+    for rearmed in &first {
+        assert_eq!(
+            (
+                rearmed.status,
+                rearmed.visible_after,
+                rearmed.claimed_at,
+                rearmed.attempt
+            ),
+            (OutboxStatus::Pending, 100, None, 0)
+        );
+    }
+    assert_eq!(
+        state(&store, "z"),
+        OutboxRowState {
+            status: OutboxStatus::Pending,
+            attempt: 0,
+            visible_after: 100,
+            claimed_at: None
+        }
+    );
+    // Claimed at exactly `older_than` is not stale yet.
+    assert!(store.rearm_stale_claims(30, 200, 10).unwrap().is_empty());
+    assert_eq!(keys(&store.rearm_stale_claims(31, 200, 10).unwrap()), ["x"]);
+    assert_eq!(status(&store, "w"), OutboxStatus::Claimed);
+    // Re-armed rows are claimable again once their new fence has passed.
+    assert!(claim(&store, 99, 10).is_empty());
+    assert_eq!(claim(&store, 100, 10), ["y", "z"]);
+    assert_eq!(claim(&store, 200, 10), ["x"]);
+}
+
+fn stale_claims_are_listed_without_change(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[
+            row("z", "wf", 0),
+            row("y", "wf", 0),
+            row("x", "wf", 5),
+            row("w", "wf", 5),
+            row("v", "wf", 5),
+        ])
+        .unwrap();
+    assert_eq!(claim(&store, 10, 2), ["y", "z"]);
+    assert_eq!(claim(&store, 20, 1), ["v"]);
+    assert_eq!(claim(&store, 30, 1), ["w"]);
+    store.complete_outbox("z").unwrap();
+    let stale = store.list_stale_claims(25, 10).unwrap();
+    assert_eq!(keys(&stale), ["y", "v"]);
+    assert_eq!(stale[0].claimed_at, Some(10));
+    assert_eq!(keys(&store.list_stale_claims(31, 2).unwrap()), ["y", "v"]);
+    assert_eq!(
+        keys(&store.list_stale_claims(31, 10).unwrap()),
+        ["y", "v", "w"]
+    );
+    assert!(store.list_stale_claims(10, 10).unwrap().is_empty());
+    assert_eq!(store.list_stale_claims(25, 10).unwrap(), stale);
+    assert_eq!(status(&store, "y"), OutboxStatus::Claimed);
+    assert_eq!(status(&store, "x"), OutboxStatus::Pending);
+}
+
+fn unsettled_workflows_are_those_with_live_rows(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    assert!(store.list_unsettled_workflows().unwrap().is_empty());
+    store
+        .insert_outbox(&[
+            row("b:1", "b", 0),
+            row("a:1", "a", 0),
+            row("c:1", "c", 0),
+            row("d:1", "d", 0),
+            row("e:1", "e", 0),
+            row("e:2", "e", 800),
+        ])
+        .unwrap();
+    assert_eq!(claim_with(&store, 5, 10, &excluding(&["b", "e"])).len(), 3);
+    store.complete_outbox("c:1").unwrap();
+    store.cancel_workflow_outbox("d").unwrap();
+    store.fail_outbox("e:1").unwrap();
+    // a: claimed; b: pending; e: one failed and one pending not yet visible.
+    assert_eq!(store.list_unsettled_workflows().unwrap(), ["a", "b", "e"]);
+    store.complete_outbox("a:1").unwrap();
+    store.cancel_workflow_outbox("e").unwrap();
+    assert_eq!(store.list_unsettled_workflows().unwrap(), ["b"]);
+}
+
+fn namespace_loads_count_several_namespaces_in_one_call(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let in_ns = |key: &str, namespace: Option<&str>, visible_after: Millis| NewOutboxRow {
+        namespace: namespace.map(String::from),
+        ..row(key, key, visible_after)
+    };
+    store
+        .insert_outbox(&[
+            in_ns("a1", Some("a"), 0),
+            in_ns("a2", Some("a"), 0),
+            in_ns("a3", Some("a"), 0),
+            in_ns("a4", Some("a"), 0),
+            in_ns("a5", Some("a"), 0),
+            in_ns("a6", Some("a"), 999),
+            in_ns("b1", Some("b"), 0),
+            in_ns("ab1", Some("ab"), 0),
+            in_ns("none1", None, 0),
+        ])
+        .unwrap();
+    claim_with(&store, 5, 10, &excluding(&["a6", "a1"]));
+    // a: a1 pending, a6 pending (not yet visible), a2 claimed, a3 done, a4 failed, a5 cancelled.
+    store.complete_outbox("a3").unwrap();
+    store.fail_outbox("a4").unwrap();
+    store.cancel_workflow_outbox("a5").unwrap();
+    let names = ["a", "b", "c", "a"].map(String::from);
+    let loads = store.namespace_loads(&names).unwrap();
+    let expected: BTreeMap<String, NamespaceLoad> = [("a", 3, 1), ("b", 1, 1), ("c", 0, 0)]
+        .into_iter()
+        .map(|(name, in_flight, claimed)| (name.to_owned(), NamespaceLoad { in_flight, claimed }))
+        .collect();
+    assert_eq!(loads, expected);
+    assert!(store.namespace_loads(&[]).unwrap().is_empty());
+    let error = expect_code(
+        store.namespace_loads(&["a".into(), String::new()]),
+        "INVALID_INPUT",
+    );
+    assert!(
+        matches!(&error, Error::InvalidInput { field, .. } if field == "namespaces[1]"),
+        "{error:?}"
+    );
+}
+
+fn claimable_routes_ignore_rows_not_yet_visible_or_not_pending(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    assert!(store.claimable_routes(0).unwrap().is_empty());
+    store
+        .insert_outbox(&[
+            routed("r1", 0, [Some("a"), Some("x"), Some("n1")]),
+            routed("r2", 0, [Some("a"), Some("x"), Some("n1")]),
+            routed("r3", 0, [Some("a"), Some("y"), None]),
+            routed("r4", 100, [Some("b"), None, None]),
+            routed("r5", 0, [None, None, None]),
+            routed("r6", 0, [Some("c"), Some("x"), None]),
+            routed("r7", 0, [Some("d"), None, None]),
+        ])
+        .unwrap();
+    claim_with(&store, 5, 1, &within(scope(Some("c"), None, None)));
+    store.fail_outbox("r7").unwrap();
+    let route_of = |[n, q, d]: [Option<&str>; 3]| scope(n, q, d);
+    assert_eq!(
+        store.claimable_routes(99).unwrap(),
+        [
+            route_of([None, None, None]),
+            route_of([Some("a"), Some("x"), Some("n1")]),
+            route_of([Some("a"), Some("y"), None]),
+        ]
+    );
+    assert_eq!(
+        store.claimable_routes(100).unwrap()[3],
+        route_of([Some("b"), None, None])
+    );
+    assert_eq!(store.claimable_routes(100).unwrap().len(), 4);
+}
+
+fn list_outbox_filters_by_status_and_pages_by_key(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let rows: Vec<_> = ["k1", "k2", "k3", "k4", "k5"]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| row(k, "wf", i as Millis))
+        .collect();
+    store.insert_outbox(&rows).unwrap();
+    assert_eq!(claim(&store, 10, 2), ["k1", "k2"]);
+    store.complete_outbox("k1").unwrap();
+    let list = |status: Option<OutboxStatus>, after: Option<&str>, limit: u32| {
+        let rows = store.list_outbox(status, after, limit).unwrap();
+        rows.into_iter().map(|r| r.dispatch_key).collect::<Vec<_>>()
+    };
+    assert_eq!(list(None, None, 10), ["k1", "k2", "k3", "k4", "k5"]);
+    assert_eq!(
+        list(Some(OutboxStatus::Pending), None, 10),
+        ["k3", "k4", "k5"]
+    );
+    assert_eq!(list(Some(OutboxStatus::Claimed), None, 10), ["k2"]);
+    assert_eq!(list(Some(OutboxStatus::Done), None, 10), ["k1"]);
+    assert!(list(Some(OutboxStatus::Cancelled), None, 10).is_empty());
+    assert_eq!(list(None, None, 2), ["k1", "k2"]);
+    assert_eq!(list(None, Some("k2"), 2), ["k3", "k4"]);
+    assert_eq!(list(None, Some("k4"), 2), ["k5"]);
+    assert!(list(None, Some("k5"), 2).is_empty());
+    assert_eq!(list(Some(OutboxStatus::Pending), Some("k3"), 1), ["k4"]);
+    assert!(list(None, None, 0).is_empty());
+}
+
+fn outbox_survives_reopen(backend: &dyn Backend) {
+    let location = backend.fresh();
+    let store = location.open();
+    store
+        .insert_outbox(&[
+            row("a", "wf", 0),
+            NewOutboxRow {
+                namespace: Some("ns".into()),
+                ..row("b", "wf", 1)
+            },
+            row("c", "later", 500),
+        ])
+        .unwrap();
+    assert_eq!(claim(&store, 10, 1), ["a"]);
+    let before = store.list_outbox(None, None, 10).unwrap();
+    after_reopen(location.as_ref(), store, |store| {
+        assert_eq!(store.list_outbox(None, None, 10).unwrap(), before);
+        assert_eq!(keys(&store.list_stale_claims(11, 10).unwrap()), ["a"]);
+        assert_eq!(store.list_unsettled_workflows().unwrap(), ["later", "wf"]);
+        assert_eq!(
+            store.namespace_loads(&["ns".into()]).unwrap()["ns"],
+            NamespaceLoad {
+                in_flight: 1,
+                claimed: 0
+            }
+        );
+        assert_eq!(claim(store, 20, 10), ["b"]);
+        store.complete_outbox("a").unwrap();
+        assert_eq!(
+            store.claimable_routes(500).unwrap(),
+            [ClaimScope::default()]
+        );
+        expect_code(store.complete_outbox("a"), "CONFLICT");
+    });
+}
