@@ -1,5 +1,6 @@
 //! Claims racing over one database file from several connections and threads: every row is
 //! claimed exactly once, and every row is claimed.
+#![cfg(not(target_family = "wasm"))]
 
 use std::path::Path;
 use std::sync::{Barrier, Mutex};
@@ -69,14 +70,25 @@ fn drain(n: usize, claim_once: impl Fn(u32, &ClaimFilter) -> Vec<String>) -> Vec
     }
 }
 
+/// Runs `op` again while it reports BUSY, as a dispatcher does: eight connections hammering one
+/// file on a loaded machine can starve one past SQLite's busy timeout. Any other error fails.
+fn retry_busy<T>(what: &str, op: impl Fn() -> runstore::Result<T>) -> T {
+    loop {
+        match op() {
+            Err(error) if error.code() == "BUSY" => thread::yield_now(),
+            other => return other.unwrap_or_else(|e| panic!("{what}: {e}")),
+        }
+    }
+}
+
 fn claim_and_maybe_complete(store: &SqliteStore, limit: u32, filter: &ClaimFilter) -> Vec<String> {
-    let rows = store.claim_outbox(NOW, limit, filter).expect("claim");
+    let rows = retry_busy("claim", || store.claim_outbox(NOW, limit, filter));
     let keys: Vec<String> = rows.into_iter().map(|r| r.dispatch_key).collect();
     if keys
         .first()
         .is_some_and(|k| k.ends_with(['0', '2', '4', '6', '8']))
     {
-        store.complete_outbox_batch(&keys).expect("complete");
+        retry_busy("complete", || store.complete_outbox_batch(&keys));
     }
     keys
 }

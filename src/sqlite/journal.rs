@@ -2,6 +2,7 @@
 
 use rusqlite::{params, OptionalExtension, Row, Transaction};
 
+use super::outbox::check_rows as check_outbox_rows;
 use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
 use crate::error::{Error, Result};
 use crate::model::journal::*;
@@ -288,10 +289,11 @@ impl EventJournal for SqliteStore {
         outbox: &[NewOutboxRow],
     ) -> Result<u64> {
         let encoded = Self::encode_events(workflow_id, events)?;
+        check_outbox_rows(outbox)?;
         let tx = self.write_tx()?;
         let head = Self::append_in(&tx, workflow_id, &encoded, expected_seq)?;
         if !outbox.is_empty() {
-            Self::insert_outbox_in(&tx, outbox)?;
+            Self::insert_checked_in(&tx, outbox)?;
         }
         tx.commit()?;
         Ok(head)

@@ -39,7 +39,7 @@ fn check_row(index: usize, row: &NewOutboxRow) -> Result<()> {
     check_route(&field(""), &row.namespace, &row.task_queue, &row.node)
 }
 
-fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
+pub(super) fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
     rows.iter()
         .enumerate()
         .try_for_each(|(index, row)| check_row(index, row))
@@ -152,15 +152,9 @@ fn json_array(values: &[String]) -> Result<String> {
 }
 
 impl SqliteStore {
-    /// Inserts rows inside a caller's transaction, ignoring existing dispatch keys. Returns how
-    /// many were inserted. Every row is checked before the first is written.
-    pub(super) fn insert_outbox_in(tx: &Transaction<'_>, rows: &[NewOutboxRow]) -> Result<u64> {
-        check_rows(rows)?;
-        Self::insert_checked_in(tx, rows)
-    }
-
-    /// Inserts rows that passed [`check_rows`].
-    fn insert_checked_in(tx: &Transaction<'_>, rows: &[NewOutboxRow]) -> Result<u64> {
+    /// Inserts rows that passed [`check_rows`] inside a caller's transaction, ignoring existing
+    /// dispatch keys. Returns how many were inserted.
+    pub(super) fn insert_checked_in(tx: &Transaction<'_>, rows: &[NewOutboxRow]) -> Result<u64> {
         // `ON CONFLICT (dispatch_key)` ignores only a duplicate key, where `INSERT OR IGNORE`
         // would also swallow a violated CHECK or NOT NULL constraint.
         let mut insert = tx.prepare_cached(
