@@ -91,7 +91,7 @@ pub fn run_all(open: OpenStore, clock: Clock) -> Vec<Figure> {
         w1_single_appends(open, clock),
         w2_batched_appends(open, clock),
         w3_history_reads(open, clock),
-        // w4_outbox(open, clock),
+        w4_outbox(open, clock),
         // w5_checkpoint_cas(open, clock),
     ]
 }
@@ -258,4 +258,150 @@ pub fn w3_history_reads(open: OpenStore, clock: Clock) -> Figure {
         store_ms,
         raw_ms,
     }
+}
+
+const W4_ROWS: usize = 10_000;
+const W4_BATCH: usize = 100;
+
+fn outbox_row(i: usize) -> NewOutboxRow {
+    NewOutboxRow {
+        dispatch_key: format!("{}:{i:05}", wf(i % 100)),
+        workflow_id: wf(i % 100),
+        ordinal: i as u64,
+        activity_type: "charge-card".into(),
+        input:
+            br#"{"amount":1999,"currency":"EUR","card":"tok_visa_4242","customer":"cus_9s8d7f"}"#
+                .to_vec(),
+        visible_after: (i % 1000) as i64,
+        attempt: 0,
+        run_id: Some("run-1".into()),
+        namespace: Some("default".into()),
+        task_queue: None,
+        node: None,
+    }
+}
+
+/// W4: insert 10,000 rows (100 per transaction), then claim 100 at a time and complete each
+/// claimed batch in one transaction until none are left. Counts rows.
+pub fn w4_outbox(open: OpenStore, clock: Clock) -> Figure {
+    const NOW: i64 = 1_000_000;
+    let store = open("w4-store");
+    let store_ms = timed(clock, || {
+        for start in (0..W4_ROWS).step_by(W4_BATCH) {
+            let rows: Vec<NewOutboxRow> = (start..start + W4_BATCH).map(outbox_row).collect();
+            store.insert_outbox(&rows).unwrap();
+        }
+        let mut done = 0;
+        loop {
+            let claimed = store
+                .claim_outbox(NOW, W4_BATCH as u32, &ClaimFilter::default())
+                .unwrap();
+            if claimed.is_empty() {
+                break;
+            }
+            let keys: Vec<String> = claimed.into_iter().map(|r| r.dispatch_key).collect();
+            done += keys.len();
+            store.complete_outbox_batch(&keys).unwrap();
+        }
+        assert_eq!(done, W4_ROWS);
+    });
+    let conn = open("w4-raw").into_connection();
+    let raw_ms = timed(clock, || w4_raw(&conn, NOW));
+    Figure {
+        workload: "W4 outbox",
+        unit: "rows",
+        count: W4_ROWS as u64,
+        store_ms,
+        raw_ms,
+    }
+}
+
+fn w4_raw(conn: &Connection, now: i64) {
+    let immediate =
+        || rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate).unwrap();
+    for start in (0..W4_ROWS).step_by(W4_BATCH) {
+        let tx = immediate();
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO outbox (dispatch_key, workflow_id, ordinal, activity_type, input,
+                   status, attempt, visible_after, run_id, namespace, task_queue, node)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT (dispatch_key) DO NOTHING",
+            )
+            .unwrap();
+        for row in (start..start + W4_BATCH).map(outbox_row) {
+            insert
+                .execute(params![
+                    row.dispatch_key,
+                    row.workflow_id,
+                    row.ordinal as i64,
+                    row.activity_type,
+                    row.input,
+                    row.attempt,
+                    row.visible_after,
+                    row.run_id,
+                    row.namespace,
+                    row.task_queue,
+                    row.node
+                ])
+                .unwrap();
+        }
+        drop(insert);
+        tx.commit().unwrap();
+    }
+    let mut done = 0;
+    loop {
+        let tx = immediate();
+        let keys: Vec<String> = tx
+            .prepare_cached(
+                "UPDATE outbox SET status = 'claimed', claimed_at = ?1
+                 WHERE dispatch_key IN (
+                   SELECT dispatch_key FROM outbox
+                   WHERE status = 'pending' AND visible_after <= ?1
+                     AND workflow_id NOT IN (SELECT value FROM json_each(?3))
+                     AND (?4 IS NULL OR namespace = ?4)
+                     AND (?5 IS NULL OR task_queue = ?5)
+                     AND (?6 IS NULL OR node = ?6)
+                   ORDER BY visible_after, dispatch_key
+                   LIMIT ?2)
+                 RETURNING dispatch_key, workflow_id, ordinal, activity_type, input, status,
+                   attempt, visible_after, claimed_at, run_id, namespace, task_queue, node",
+            )
+            .unwrap()
+            .query_map(
+                params![
+                    now,
+                    W4_BATCH as i64,
+                    "[]",
+                    None::<String>,
+                    None::<String>,
+                    None::<String>
+                ],
+                |row| row.get(0),
+            )
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        tx.commit().unwrap();
+        if keys.is_empty() {
+            break;
+        }
+        done += keys.len();
+        let tx = immediate();
+        let completed: Vec<String> = tx
+            .prepare_cached(
+                "UPDATE outbox SET status = 'done'
+                 WHERE dispatch_key IN (SELECT value FROM json_each(?1))
+                   AND status IN ('pending', 'claimed')
+                 RETURNING dispatch_key",
+            )
+            .unwrap()
+            .query_map([serde_json::to_string(&keys).unwrap()], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(completed.len(), keys.len());
+        tx.commit().unwrap();
+    }
+    assert_eq!(done, W4_ROWS);
 }
