@@ -1,1 +1,242 @@
-//! (area SQL: see sqlite/mod.rs)
+//! SQL of artifacts (table `artifacts`) and the derivation of their ids.
+
+use rusqlite::{params, OptionalExtension, Row};
+use sha2::{Digest, Sha256};
+
+use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES};
+use crate::error::{Error, Result};
+use crate::model::artifacts::*;
+use crate::model::Millis;
+
+/// Every column but `bytes`, in the order [`meta_from_row`] reads them.
+const META_COLUMNS: &str = "scope, artifact_id, media_type, name, size_bytes, sha256,
+     idempotency_key, created_at, expires_at";
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        text.push(DIGITS[usize::from(byte >> 4)] as char);
+        text.push(DIGITS[usize::from(byte & 0xf)] as char);
+    }
+    text
+}
+
+/// Feeds one optional field to the identity hash, length-prefixed so that no two different
+/// field lists hash the same input.
+fn hash_field(hasher: &mut Sha256, value: Option<&str>) {
+    match value {
+        None => hasher.update([0]),
+        Some(text) => {
+            hasher.update([1]);
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+    }
+}
+
+/// The artifact id: SHA-256 over the put's identity. Stored ids depend on this encoding, so
+/// changing it would make repeated puts of old artifacts create new ones.
+fn artifact_id(artifact: &NewArtifact, content_digest: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"runstore artifact v1\0");
+    hash_field(&mut hasher, Some(&artifact.scope));
+    hash_field(&mut hasher, Some(&artifact.media_type));
+    hash_field(&mut hasher, artifact.name.as_deref());
+    hash_field(&mut hasher, artifact.idempotency_key.as_deref());
+    hasher.update(content_digest);
+    hex(&hasher.finalize())
+}
+
+fn check_artifact(artifact: &NewArtifact, now: Millis) -> Result<()> {
+    check_id("scope", &artifact.scope)?;
+    check_id("mediaType", &artifact.media_type)?;
+    if let Some(name) = &artifact.name {
+        check_id("name", name)?;
+    }
+    if let Some(key) = &artifact.idempotency_key {
+        check_id("idempotencyKey", key)?;
+    }
+    check_size("bytes", artifact.bytes.len(), MAX_BLOB_BYTES)?;
+    match artifact.expires_at {
+        // Also catches an expiry given in seconds rather than milliseconds.
+        Some(expires_at) if expires_at <= now => Err(Error::invalid(
+            "expiresAt",
+            format!("{expires_at} is not after now ({now})"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A metadata row as read, its size still a SQLite integer.
+fn meta_from_row(row: &Row<'_>) -> rusqlite::Result<(ArtifactMeta, i64)> {
+    Ok((
+        ArtifactMeta {
+            scope: row.get(0)?,
+            artifact_id: row.get(1)?,
+            media_type: row.get(2)?,
+            name: row.get(3)?,
+            size_bytes: 0,
+            sha256: row.get(5)?,
+            idempotency_key: row.get(6)?,
+            created_at: row.get(7)?,
+            expires_at: row.get(8)?,
+        },
+        row.get(4)?,
+    ))
+}
+
+fn finish_meta((mut meta, size): (ArtifactMeta, i64)) -> Result<ArtifactMeta> {
+    meta.size_bytes = from_sql_int("size_bytes", size)?;
+    Ok(meta)
+}
+
+/// Refuses bytes that no longer match the size and digest recorded when they were put.
+fn verify(meta: &ArtifactMeta, bytes: &[u8]) -> Result<()> {
+    let digest = hex(&Sha256::digest(bytes));
+    if bytes.len() as u64 != meta.size_bytes || digest != meta.sha256 {
+        return Err(Error::Corrupt {
+            message: format!(
+                "artifact {} of scope {}: stored bytes are {} long with SHA-256 {digest}; \
+                 recorded {} with {}",
+                meta.artifact_id,
+                meta.scope,
+                bytes.len(),
+                meta.size_bytes,
+                meta.sha256
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Extends the expiry of a stored artifact to the later of the two and returns its
+    /// metadata, `None` when it does not exist.
+    fn extend_artifact(
+        tx: &rusqlite::Transaction<'_>,
+        scope: &str,
+        artifact_id: &str,
+        expires_at: Option<Millis>,
+    ) -> Result<Option<ArtifactMeta>> {
+        tx.prepare_cached(&format!(
+            "UPDATE artifacts SET expires_at =
+               CASE WHEN expires_at IS NULL OR ?3 IS NULL THEN NULL ELSE max(expires_at, ?3) END
+             WHERE scope = ?1 AND artifact_id = ?2
+             RETURNING {META_COLUMNS}"
+        ))?
+        .query_row(params![scope, artifact_id, expires_at], meta_from_row)
+        .optional()?
+        .map(finish_meta)
+        .transpose()
+    }
+
+    fn artifact_key_owner(
+        tx: &rusqlite::Transaction<'_>,
+        scope: &str,
+        key: &str,
+    ) -> Result<Option<String>> {
+        Ok(tx
+            .prepare_cached(
+                "SELECT artifact_id FROM artifacts WHERE scope = ?1 AND idempotency_key = ?2",
+            )?
+            .query_row([scope, key], |row| row.get(0))
+            .optional()?)
+    }
+}
+
+impl ArtifactStore for SqliteStore {
+    fn put_artifact(&self, artifact: &NewArtifact, now: Millis) -> Result<ArtifactMeta> {
+        check_artifact(artifact, now)?;
+        let content_digest = Sha256::digest(&artifact.bytes);
+        let meta = ArtifactMeta {
+            scope: artifact.scope.clone(),
+            artifact_id: artifact_id(artifact, &content_digest),
+            media_type: artifact.media_type.clone(),
+            name: artifact.name.clone(),
+            size_bytes: artifact.bytes.len() as u64,
+            sha256: hex(&content_digest),
+            idempotency_key: artifact.idempotency_key.clone(),
+            created_at: now,
+            expires_at: artifact.expires_at,
+        };
+        let tx = self.write_tx()?;
+        if let Some(stored) =
+            Self::extend_artifact(&tx, &meta.scope, &meta.artifact_id, meta.expires_at)?
+        {
+            tx.commit()?;
+            return Ok(stored);
+        }
+        if let Some(key) = &meta.idempotency_key {
+            if let Some(owner) = Self::artifact_key_owner(&tx, &meta.scope, key)? {
+                return Err(Error::IdempotencyConflict {
+                    entity: "artifact",
+                    id: meta.artifact_id,
+                    key: key.clone(),
+                    owner,
+                });
+            }
+        }
+        tx.prepare_cached(&format!(
+            "INSERT INTO artifacts ({META_COLUMNS}, bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+        ))?
+        .execute(params![
+            meta.scope,
+            meta.artifact_id,
+            meta.media_type,
+            meta.name,
+            to_sql_int("sizeBytes", meta.size_bytes)?,
+            meta.sha256,
+            meta.idempotency_key,
+            meta.created_at,
+            meta.expires_at,
+            artifact.bytes
+        ])?;
+        tx.commit()?;
+        Ok(meta)
+    }
+
+    fn get_artifact(&self, scope: &str, artifact_id: &str) -> Result<Artifact> {
+        let row = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {META_COLUMNS}, bytes FROM artifacts WHERE scope = ?1 AND artifact_id = ?2"
+            ))?
+            .query_row([scope, artifact_id], |row| {
+                Ok((meta_from_row(row)?, row.get::<_, Vec<u8>>(9)?))
+            })
+            .optional()?;
+        let (meta, bytes) = row.ok_or_else(|| {
+            Error::not_found("artifact", format!("{artifact_id} of scope {scope}"))
+        })?;
+        let meta = finish_meta(meta)?;
+        verify(&meta, &bytes)?;
+        Ok(Artifact { meta, bytes })
+    }
+
+    fn list_artifacts(&self, scope: &str) -> Result<Vec<ArtifactMeta>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {META_COLUMNS} FROM artifacts WHERE scope = ?1
+             ORDER BY created_at, artifact_id"
+        ))?;
+        let rows = stmt.query_map([scope], meta_from_row)?;
+        rows.map(|row| finish_meta(row?)).collect()
+    }
+
+    fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool> {
+        let deleted = self
+            .conn()
+            .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?
+            .execute([scope, artifact_id])?;
+        Ok(deleted > 0)
+    }
+
+    fn purge_expired_artifacts(&self, now: Millis) -> Result<u64> {
+        let purged = self
+            .conn()
+            .prepare_cached("DELETE FROM artifacts WHERE expires_at <= ?1")?
+            .execute([now])?;
+        Ok(purged as u64)
+    }
+}

@@ -1,1 +1,126 @@
-//! (area SQL: see sqlite/mod.rs)
+//! SQL of agent-run checkpoints (table `checkpoints`).
+
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::revisions::{commit_if_written, next_revision, Target};
+use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use crate::error::{Error, Result};
+use crate::model::checkpoints::*;
+
+const COLUMNS: &str = "checkpoint_id, run_id, revision, state, updated_at";
+
+/// A checkpoint row with its state still encoded, decoded outside the row callback so that a
+/// decoding failure keeps its own error.
+struct RawCheckpoint {
+    checkpoint_id: String,
+    run_id: Option<String>,
+    revision: i64,
+    state: String,
+    updated_at: i64,
+}
+
+fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawCheckpoint> {
+    Ok(RawCheckpoint {
+        checkpoint_id: row.get(0)?,
+        run_id: row.get(1)?,
+        revision: row.get(2)?,
+        state: row.get(3)?,
+        updated_at: row.get(4)?,
+    })
+}
+
+fn decode(raw: RawCheckpoint) -> Result<Checkpoint> {
+    Ok(Checkpoint {
+        revision: from_sql_int("revision", raw.revision)?,
+        state: serde_json::from_str(&raw.state)?,
+        checkpoint_id: raw.checkpoint_id,
+        run_id: raw.run_id,
+        updated_at: raw.updated_at,
+    })
+}
+
+fn target(checkpoint_id: &str) -> Target<'_> {
+    Target {
+        table: "checkpoints",
+        key_column: "checkpoint_id",
+        entity: "checkpoint",
+        id: checkpoint_id,
+    }
+}
+
+/// Checks the ids and encodes the state, before any lock is taken.
+fn encode_state(checkpoint: &Checkpoint) -> Result<String> {
+    check_id("checkpointId", &checkpoint.checkpoint_id)?;
+    if let Some(run_id) = &checkpoint.run_id {
+        check_id("runId", run_id)?;
+    }
+    let state = serde_json::to_string(&checkpoint.state)?;
+    check_size("state", state.len(), MAX_DOCUMENT_BYTES)?;
+    Ok(state)
+}
+
+impl CheckpointStore for SqliteStore {
+    fn load_checkpoint(&self, checkpoint_id: &str) -> Result<Checkpoint> {
+        let raw = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM checkpoints WHERE checkpoint_id = ?1"
+            ))?
+            .query_row([checkpoint_id], raw_from_row)
+            .optional()?;
+        raw.map(decode)
+            .transpose()?
+            .ok_or_else(|| Error::not_found("checkpoint", checkpoint_id))
+    }
+
+    fn compare_and_swap_checkpoint(
+        &self,
+        checkpoint: &Checkpoint,
+        expected_revision: Option<u64>,
+    ) -> Result<()> {
+        let revision = next_revision(checkpoint.revision, expected_revision)?;
+        let state = encode_state(checkpoint)?;
+        let tx = self.write_tx()?;
+        let changed = match expected_revision {
+            None => tx
+                .prepare_cached(&format!(
+                    "INSERT INTO checkpoints ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT DO NOTHING"
+                ))?
+                .execute(params![
+                    checkpoint.checkpoint_id,
+                    checkpoint.run_id,
+                    revision,
+                    state,
+                    checkpoint.updated_at
+                ])?,
+            // The expected revision is revision - 1, checked by next_revision.
+            Some(_) => tx
+                .prepare_cached(
+                    "UPDATE checkpoints SET run_id = ?2, revision = ?3, state = ?4, updated_at = ?5
+                     WHERE checkpoint_id = ?1 AND revision = ?3 - 1",
+                )?
+                .execute(params![
+                    checkpoint.checkpoint_id,
+                    checkpoint.run_id,
+                    revision,
+                    state,
+                    checkpoint.updated_at
+                ])?,
+        };
+        commit_if_written(
+            tx,
+            changed,
+            &target(&checkpoint.checkpoint_id),
+            expected_revision,
+        )
+    }
+
+    fn list_run_checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?1 ORDER BY checkpoint_id"
+        ))?;
+        let rows = stmt.query_map([run_id], raw_from_row)?;
+        rows.map(|raw| decode(raw?)).collect()
+    }
+}

@@ -1,1 +1,345 @@
-//! (area SQL: see sqlite/mod.rs)
+//! SQL of the side-effect ledger (table `effects`).
+
+use rusqlite::{params, OptionalExtension, Row, Transaction};
+
+use super::revisions::{conflict, next_revision, Target};
+use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use crate::error::{Error, Result};
+use crate::model::effects::*;
+
+const COLUMNS: &str = "effect_id, capability_id, idempotency_key, revision, status, request,
+     output, error, updated_at";
+
+/// A record's columns as stored: the status split into its kind and its outcome columns.
+struct Encoded<'a> {
+    revision: i64,
+    status: &'static str,
+    request: String,
+    output: Option<String>,
+    error: Option<&'a str>,
+}
+
+fn encode_json(field: &str, value: &serde_json::Value) -> Result<String> {
+    let text = serde_json::to_string(value)?;
+    check_size(field, text.len(), MAX_DOCUMENT_BYTES)?;
+    Ok(text)
+}
+
+/// Checks a record and encodes its columns, before any lock is taken.
+fn encode(record: &EffectRecord, expected: Option<u64>) -> Result<Encoded<'_>> {
+    let revision = next_revision(record.revision, expected)?;
+    check_id("effectId", &record.effect_id)?;
+    check_id("capabilityId", &record.capability_id)?;
+    if let Some(key) = &record.idempotency_key {
+        check_id("idempotencyKey", key)?;
+    }
+    let request = encode_json("request", &record.request)?;
+    let (output, error) = match &record.status {
+        EffectStatus::Completed { output } => (Some(encode_json("status.output", output)?), None),
+        EffectStatus::Failed { error } => {
+            check_size("status.error", error.len(), MAX_DOCUMENT_BYTES)?;
+            (None, Some(error.as_str()))
+        }
+        _ => (None, None),
+    };
+    Ok(Encoded {
+        revision,
+        status: record.status.kind().as_str(),
+        request,
+        output,
+        error,
+    })
+}
+
+/// A stored row with its JSON still encoded, decoded outside the row callback so that a
+/// decoding failure keeps its own error.
+struct RawRecord {
+    effect_id: String,
+    capability_id: String,
+    idempotency_key: Option<String>,
+    revision: i64,
+    status: String,
+    request: String,
+    output: Option<String>,
+    error: Option<String>,
+    updated_at: i64,
+}
+
+fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+    Ok(RawRecord {
+        effect_id: row.get(0)?,
+        capability_id: row.get(1)?,
+        idempotency_key: row.get(2)?,
+        revision: row.get(3)?,
+        status: row.get(4)?,
+        request: row.get(5)?,
+        output: row.get(6)?,
+        error: row.get(7)?,
+        updated_at: row.get(8)?,
+    })
+}
+
+fn decode(raw: RawRecord) -> Result<EffectRecord> {
+    let status = decode_status(&raw)?;
+    Ok(EffectRecord {
+        revision: from_sql_int("revision", raw.revision)?,
+        request: serde_json::from_str(&raw.request)?,
+        status,
+        effect_id: raw.effect_id,
+        capability_id: raw.capability_id,
+        idempotency_key: raw.idempotency_key,
+        updated_at: raw.updated_at,
+    })
+}
+
+fn decode_status(raw: &RawRecord) -> Result<EffectStatus> {
+    let corrupt = || Error::Corrupt {
+        message: format!(
+            "effect {} has status {} with output {:?} and error {:?}",
+            raw.effect_id, raw.status, raw.output, raw.error
+        ),
+    };
+    let kind = EffectStatusKind::parse(&raw.status).ok_or_else(corrupt)?;
+    Ok(match (kind, &raw.output, &raw.error) {
+        (EffectStatusKind::Prepared, None, None) => EffectStatus::Prepared,
+        (EffectStatusKind::Started, None, None) => EffectStatus::Started,
+        (EffectStatusKind::OutcomeUnknown, None, None) => EffectStatus::OutcomeUnknown,
+        (EffectStatusKind::Completed, Some(output), None) => EffectStatus::Completed {
+            output: serde_json::from_str(output)?,
+        },
+        (EffectStatusKind::Failed, None, Some(error)) => EffectStatus::Failed {
+            error: error.clone(),
+        },
+        _ => return Err(corrupt()),
+    })
+}
+
+fn target(effect_id: &str) -> Target<'_> {
+    Target {
+        table: "effects",
+        key_column: "effect_id",
+        entity: "effect",
+        id: effect_id,
+    }
+}
+
+/// What an update is checked against: the stored revision, status and identity.
+struct Stored {
+    revision: u64,
+    status: EffectStatusKind,
+    capability_id: String,
+    idempotency_key: Option<String>,
+}
+
+fn read_stored(tx: &Transaction<'_>, effect_id: &str) -> Result<Option<Stored>> {
+    let row = tx
+        .prepare_cached(
+            "SELECT revision, status, capability_id, idempotency_key FROM effects
+             WHERE effect_id = ?1",
+        )?
+        .query_row([effect_id], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get(2)?,
+                row.get(3)?,
+            ))
+        })
+        .optional()?;
+    let Some((revision, status, capability_id, idempotency_key)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Stored {
+        revision: from_sql_int("revision", revision)?,
+        status: EffectStatusKind::parse(&status).ok_or_else(|| Error::Corrupt {
+            message: format!("effect {effect_id} has unknown status {status}"),
+        })?,
+        capability_id,
+        idempotency_key,
+    }))
+}
+
+/// Refuses an update the stored effect does not allow: another revision, another identity,
+/// or a status it may not become.
+fn check_update(record: &EffectRecord, expected: u64, stored: Option<Stored>) -> Result<()> {
+    let target = target(&record.effect_id);
+    let Some(stored) = stored else {
+        return Err(conflict(&target, Some(expected), None));
+    };
+    if stored.revision != expected {
+        return Err(conflict(&target, Some(expected), Some(stored.revision)));
+    }
+    if stored.capability_id != record.capability_id {
+        return Err(Error::invalid(
+            "capabilityId",
+            format!(
+                "effect {} belongs to capability {}; it cannot change to {}",
+                record.effect_id, stored.capability_id, record.capability_id
+            ),
+        ));
+    }
+    if stored.idempotency_key != record.idempotency_key {
+        return Err(Error::invalid(
+            "idempotencyKey",
+            format!(
+                "effect {} holds key {:?}; it cannot change to {:?}",
+                record.effect_id, stored.idempotency_key, record.idempotency_key
+            ),
+        ));
+    }
+    if !stored.status.can_become(record.status.kind()) {
+        return Err(conflict(&target, Some(expected), Some(stored.revision)));
+    }
+    Ok(())
+}
+
+impl SqliteStore {
+    fn create_effect(&self, record: &EffectRecord, encoded: &Encoded<'_>) -> Result<()> {
+        let tx = self.write_tx()?;
+        let inserted = tx
+            .prepare_cached(&format!(
+                "INSERT INTO effects ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT DO NOTHING"
+            ))?
+            .execute(params![
+                record.effect_id,
+                record.capability_id,
+                record.idempotency_key,
+                encoded.revision,
+                encoded.status,
+                encoded.request,
+                encoded.output,
+                encoded.error,
+                record.updated_at
+            ])?;
+        if inserted == 1 {
+            tx.commit()?;
+            return Ok(());
+        }
+        // Either the effect id or the (capability, key) pair is taken; the id wins.
+        if let Some(stored) = read_stored(&tx, &record.effect_id)? {
+            let target = target(&record.effect_id);
+            return Err(conflict(&target, None, Some(stored.revision)));
+        }
+        match (&record.idempotency_key, Self::key_owner(&tx, record)?) {
+            (Some(key), Some(owner)) => Err(Error::IdempotencyConflict {
+                entity: "effect",
+                id: record.effect_id.clone(),
+                key: key.clone(),
+                owner,
+            }),
+            _ => Err(Error::Backend {
+                message: format!(
+                    "insert of effect {} was ignored, yet no row holds its id or key",
+                    record.effect_id
+                ),
+            }),
+        }
+    }
+
+    fn key_owner(tx: &Transaction<'_>, record: &EffectRecord) -> Result<Option<String>> {
+        Ok(tx
+            .prepare_cached(
+                "SELECT effect_id FROM effects WHERE capability_id = ?1 AND idempotency_key = ?2",
+            )?
+            .query_row(
+                params![record.capability_id, record.idempotency_key],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
+    fn update_effect(
+        &self,
+        record: &EffectRecord,
+        encoded: &Encoded<'_>,
+        expected: u64,
+    ) -> Result<()> {
+        let tx = self.write_tx()?;
+        check_update(record, expected, read_stored(&tx, &record.effect_id)?)?;
+        // Capability and key are unchanged (checked above), so no uniqueness can fail here.
+        tx.prepare_cached(
+            "UPDATE effects SET revision = ?2, status = ?3, request = ?4, output = ?5,
+               error = ?6, updated_at = ?7
+             WHERE effect_id = ?1",
+        )?
+        .execute(params![
+            record.effect_id,
+            encoded.revision,
+            encoded.status,
+            encoded.request,
+            encoded.output,
+            encoded.error,
+            record.updated_at
+        ])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The records matching `condition`, ordered and limited by `tail` (SQL text of this
+    /// module over bound parameters).
+    fn query_effects(
+        &self,
+        condition: &str,
+        tail: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<EffectRecord>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM effects WHERE {condition} {tail}"
+        ))?;
+        let rows = stmt.query_map(params, raw_from_row)?;
+        rows.map(|raw| decode(raw?)).collect()
+    }
+}
+
+impl EffectStore for SqliteStore {
+    fn load_effect(&self, effect_id: &str) -> Result<Option<EffectRecord>> {
+        Ok(self.query_effects("effect_id = ?1", "", [effect_id])?.pop())
+    }
+
+    fn find_effect(
+        &self,
+        capability_id: &str,
+        idempotency_key: &str,
+    ) -> Result<Option<EffectRecord>> {
+        Ok(self
+            .query_effects(
+                "capability_id = ?1 AND idempotency_key = ?2",
+                "",
+                [capability_id, idempotency_key],
+            )?
+            .pop())
+    }
+
+    fn compare_and_swap_effect(
+        &self,
+        record: &EffectRecord,
+        expected_revision: Option<u64>,
+    ) -> Result<()> {
+        let encoded = encode(record, expected_revision)?;
+        match expected_revision {
+            None => self.create_effect(record, &encoded),
+            Some(expected) => self.update_effect(record, &encoded, expected),
+        }
+    }
+
+    fn list_unresolved_effects(&self) -> Result<Vec<EffectRecord>> {
+        self.query_effects(
+            "status IN ('started', 'outcomeUnknown')",
+            "ORDER BY updated_at, effect_id",
+            [],
+        )
+    }
+
+    fn list_effects(
+        &self,
+        status: Option<EffectStatusKind>,
+        limit: u32,
+    ) -> Result<Vec<EffectRecord>> {
+        self.query_effects(
+            "?1 IS NULL OR status = ?1",
+            "ORDER BY effect_id LIMIT ?2",
+            params![status.map(EffectStatusKind::as_str), limit],
+        )
+    }
+}

@@ -11,6 +11,7 @@ mod journal;
 mod namespaces;
 mod outbox;
 mod packages;
+mod revisions;
 mod run_journal;
 mod timers;
 mod visibility;

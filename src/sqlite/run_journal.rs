@@ -1,1 +1,88 @@
-//! (area SQL: see sqlite/mod.rs)
+//! SQL of the agent-run journal (table `run_events`).
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use crate::error::{Error, Result};
+use crate::model::run_journal::*;
+
+/// The conflict of an event whose id or (run, sequence) is taken. Stored events are never
+/// changed or deleted, so the row that blocked the insert is still there to be named.
+fn duplicate(conn: &rusqlite::Connection, event: &RunEvent) -> Result<Error> {
+    let id_taken = conn
+        .prepare_cached("SELECT 1 FROM run_events WHERE event_id = ?1")?
+        .query_row([&event.event_id], |_| Ok(()))
+        .optional()?
+        .is_some();
+    let (entity, id) = if id_taken {
+        ("run event", event.event_id.clone())
+    } else {
+        (
+            "run event sequence",
+            format!("{}:{}", event.run_id, event.sequence),
+        )
+    };
+    Ok(Error::Conflict {
+        entity,
+        id,
+        expected: None,
+        actual: Some(0),
+    })
+}
+
+impl RunJournal for SqliteStore {
+    fn record_run_event(&self, event: &RunEvent) -> Result<()> {
+        check_id("eventId", &event.event_id)?;
+        check_id("runId", &event.run_id)?;
+        let sequence = to_sql_int("sequence", event.sequence)?;
+        let data = serde_json::to_string(&event.data)?;
+        check_size("data", data.len(), MAX_DOCUMENT_BYTES)?;
+        // One statement: atomic without an explicit transaction.
+        let inserted = self
+            .conn()
+            .prepare_cached(
+                "INSERT INTO run_events (event_id, run_id, sequence, recorded_at, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+            )?
+            .execute(params![
+                event.event_id,
+                event.run_id,
+                sequence,
+                event.recorded_at,
+                data
+            ])?;
+        if inserted == 1 {
+            Ok(())
+        } else {
+            Err(duplicate(self.conn(), event)?)
+        }
+    }
+
+    fn read_run_events(&self, run_id: &str) -> Result<Vec<RunEvent>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT event_id, sequence, recorded_at, data FROM run_events
+             WHERE run_id = ?1 ORDER BY sequence",
+        )?;
+        let mut rows = stmt.query([run_id])?;
+        let mut events = Vec::new();
+        while let Some(row) = rows.next()? {
+            let data: String = row.get(3)?;
+            events.push(RunEvent {
+                event_id: row.get(0)?,
+                run_id: run_id.to_owned(),
+                sequence: from_sql_int("sequence", row.get(1)?)?,
+                recorded_at: row.get(2)?,
+                data: serde_json::from_str(&data)?,
+            });
+        }
+        Ok(events)
+    }
+
+    fn list_run_ids(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT DISTINCT run_id FROM run_events ORDER BY run_id")?;
+        let ids = stmt.query_map([], |row| row.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+}

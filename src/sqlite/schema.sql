@@ -104,31 +104,39 @@ CREATE TABLE checkpoints (
     state         TEXT NOT NULL CHECK (json_valid(state)),
     updated_at    INTEGER NOT NULL
 );
+CREATE INDEX checkpoints_run ON checkpoints (run_id, checkpoint_id) WHERE run_id IS NOT NULL;
 
--- Side-effect ledger.
+-- Side-effect ledger, compare-and-swap on revision. An outcome column is set exactly when the
+-- status carries it.
 CREATE TABLE effects (
     effect_id       TEXT PRIMARY KEY NOT NULL,
     capability_id   TEXT NOT NULL,
     idempotency_key TEXT,
     revision        INTEGER NOT NULL CHECK (revision >= 0),
-    status          TEXT NOT NULL,
-    record          TEXT NOT NULL CHECK (json_valid(record)),
+    status          TEXT NOT NULL
+                    CHECK (status IN ('prepared', 'started', 'completed', 'failed', 'outcomeUnknown')),
+    request         TEXT NOT NULL CHECK (json_valid(request)),
+    output          TEXT CHECK (output IS NULL OR json_valid(output)),
+    error           TEXT,
     updated_at      INTEGER NOT NULL,
-    UNIQUE (capability_id, idempotency_key)
+    UNIQUE (capability_id, idempotency_key),
+    CHECK ((status = 'completed') = (output IS NOT NULL)),
+    CHECK ((status = 'failed') = (error IS NOT NULL))
 );
 CREATE INDEX effects_status ON effects (status, effect_id);
 
--- Agent-run event journal.
+-- Agent-run event journal; events are immutable.
 CREATE TABLE run_events (
     event_id    TEXT PRIMARY KEY NOT NULL,
     run_id      TEXT NOT NULL,
     sequence    INTEGER NOT NULL CHECK (sequence >= 0),
     recorded_at INTEGER NOT NULL,
-    event       TEXT NOT NULL CHECK (json_valid(event)),
+    data        TEXT NOT NULL CHECK (json_valid(data)),
     UNIQUE (run_id, sequence)
 );
 
--- Content-addressed artifacts.
+-- Artifacts, keyed by an id derived from their identity (see sqlite/artifacts.rs). `bytes` is
+-- the last column so that metadata reads stop before its overflow pages.
 CREATE TABLE artifacts (
     scope           TEXT NOT NULL,
     artifact_id     TEXT NOT NULL,
@@ -136,20 +144,21 @@ CREATE TABLE artifacts (
     name            TEXT,
     size_bytes      INTEGER NOT NULL CHECK (size_bytes >= 0),
     sha256          TEXT NOT NULL,
-    bytes           BLOB NOT NULL,
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL,
     expires_at      INTEGER,
+    bytes           BLOB NOT NULL,
     PRIMARY KEY (scope, artifact_id),
     UNIQUE (scope, idempotency_key)
 );
+CREATE INDEX artifacts_created ON artifacts (scope, created_at, artifact_id);
 CREATE INDEX artifacts_expiry ON artifacts (expires_at) WHERE expires_at IS NOT NULL;
 
--- Conversation state, one versioned blob per conversation.
+-- Conversation state, one versioned blob per conversation, compare-and-swap on revision.
 CREATE TABLE conversations (
     conversation_id TEXT PRIMARY KEY NOT NULL,
     revision        INTEGER NOT NULL CHECK (revision >= 0),
     format_version  INTEGER NOT NULL CHECK (format_version >= 0),
-    state           BLOB NOT NULL,
-    updated_at      INTEGER NOT NULL
+    updated_at      INTEGER NOT NULL,
+    state           BLOB NOT NULL
 );
