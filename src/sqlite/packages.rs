@@ -1,1 +1,172 @@
-//! (area SQL: see sqlite/mod.rs)
+//! SQL of workflow packages and their routes (tables `packages`, `package_routes`).
+
+use rusqlite::{params, OptionalExtension, Row, Transaction};
+
+use super::{check_id, check_size, SqliteStore, MAX_BLOB_BYTES};
+use crate::error::{Error, Result};
+use crate::model::packages::*;
+
+const COLUMNS: &str = "workflow_type, content_hash, archive, deployed_at";
+
+fn check_hash(field: &str, hash: &str) -> Result<()> {
+    let digits = MIN_HASH_HEX_DIGITS..=MAX_HASH_HEX_DIGITS;
+    if !digits.contains(&hash.len()) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "is {} characters long; a content hash has {MIN_HASH_HEX_DIGITS} to \
+                 {MAX_HASH_HEX_DIGITS} hex digits",
+                hash.len()
+            ),
+        ));
+    }
+    if let Some(bad) = hash.chars().find(|c| !matches!(c, '0'..='9' | 'a'..='f')) {
+        return Err(Error::invalid(
+            field,
+            format!("contains {bad:?}; a content hash is lowercase hex"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_record(record: &PackageRecord) -> Result<()> {
+    check_id("workflowType", &record.workflow_type)?;
+    check_hash("contentHash", &record.content_hash)?;
+    check_size("archive", record.archive.len(), MAX_BLOB_BYTES)
+}
+
+fn record_from_row(row: &Row<'_>) -> rusqlite::Result<PackageRecord> {
+    Ok(PackageRecord {
+        workflow_type: row.get(0)?,
+        content_hash: row.get(1)?,
+        archive: row.get(2)?,
+        deployed_at: row.get(3)?,
+    })
+}
+
+fn route_in(tx: &Transaction<'_>, workflow_type: &str, content_hash: &str) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO package_routes (workflow_type, content_hash) VALUES (?1, ?2)
+         ON CONFLICT (workflow_type) DO UPDATE SET content_hash = excluded.content_hash",
+    )?
+    .execute([workflow_type, content_hash])?;
+    Ok(())
+}
+
+fn hash_is_stored(tx: &Transaction<'_>, content_hash: &str) -> Result<bool> {
+    Ok(tx
+        .prepare_cached("SELECT 1 FROM packages WHERE content_hash = ?1 LIMIT 1")?
+        .exists([content_hash])?)
+}
+
+impl PackageStore for SqliteStore {
+    fn put_package(&self, record: &PackageRecord) -> Result<()> {
+        self.put_package_for_types(record, &[])
+    }
+
+    fn put_package_for_types(&self, record: &PackageRecord, member_types: &[String]) -> Result<()> {
+        check_record(record)?;
+        for (i, member) in member_types.iter().enumerate() {
+            check_id(&format!("memberTypes[{i}]"), member)?;
+        }
+        let tx = self.write_tx()?;
+        tx.prepare_cached(&format!(
+            "INSERT INTO packages ({COLUMNS}) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (workflow_type, content_hash)
+             DO UPDATE SET archive = excluded.archive, deployed_at = excluded.deployed_at"
+        ))?
+        .execute(params![
+            record.workflow_type,
+            record.content_hash,
+            record.archive,
+            record.deployed_at
+        ])?;
+        route_in(&tx, &record.workflow_type, &record.content_hash)?;
+        for member in member_types {
+            route_in(&tx, member, &record.content_hash)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn get_package(
+        &self,
+        workflow_type: &str,
+        content_hash: &str,
+    ) -> Result<Option<PackageRecord>> {
+        Ok(self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM packages WHERE workflow_type = ?1 AND content_hash = ?2"
+            ))?
+            .query_row([workflow_type, content_hash], record_from_row)
+            .optional()?)
+    }
+
+    fn list_packages(&self) -> Result<Vec<PackageRecord>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM packages ORDER BY deployed_at, workflow_type, content_hash"
+        ))?;
+        let records = stmt.query_map([], record_from_row)?;
+        Ok(records.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn delete_package(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
+        let tx = self.write_tx()?;
+        let deleted = tx
+            .prepare_cached("DELETE FROM packages WHERE workflow_type = ?1 AND content_hash = ?2")?
+            .execute([workflow_type, content_hash])?;
+        if deleted == 0 {
+            return Err(Error::not_found(
+                "package",
+                format!("{workflow_type}@{content_hash}"),
+            ));
+        }
+        let unrouted = if hash_is_stored(&tx, content_hash)? {
+            Vec::new()
+        } else {
+            let mut stmt = tx.prepare_cached(
+                "DELETE FROM package_routes WHERE content_hash = ?1 RETURNING workflow_type",
+            )?;
+            let types = stmt.query_map([content_hash], |row| row.get::<_, String>(0))?;
+            let mut types = types.collect::<rusqlite::Result<Vec<_>>>()?;
+            types.sort();
+            types
+        };
+        tx.commit()?;
+        Ok(unrouted)
+    }
+
+    fn set_package_route(&self, workflow_type: &str, content_hash: &str) -> Result<()> {
+        check_id("workflowType", workflow_type)?;
+        check_hash("contentHash", content_hash)?;
+        let tx = self.write_tx()?;
+        if !hash_is_stored(&tx, content_hash)? {
+            return Err(Error::not_found("package with hash", content_hash));
+        }
+        route_in(&tx, workflow_type, content_hash)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn list_package_routes(&self) -> Result<Vec<PackageRoute>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT workflow_type, content_hash FROM package_routes ORDER BY workflow_type",
+        )?;
+        let routes = stmt.query_map([], |row| {
+            Ok(PackageRoute {
+                workflow_type: row.get(0)?,
+                content_hash: row.get(1)?,
+            })
+        })?;
+        Ok(routes.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn get_package_route(&self, workflow_type: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT content_hash FROM package_routes WHERE workflow_type = ?1")?
+            .query_row([workflow_type], |row| row.get(0))
+            .optional()?)
+    }
+}

@@ -55,34 +55,39 @@ CREATE INDEX outbox_claimed ON outbox (claimed_at, dispatch_key) WHERE status = 
 CREATE INDEX outbox_workflow ON outbox (workflow_id, status);
 CREATE INDEX outbox_namespace ON outbox (namespace, status);
 
--- Visibility index.
+-- Visibility index: one record per workflow, listed newest start first (workflow id breaks
+-- ties) and filtered on bound values, search attributes through json_extract.
 CREATE TABLE visibility (
     workflow_id       TEXT PRIMARY KEY NOT NULL,
     run_id            TEXT NOT NULL,
     workflow_type     TEXT NOT NULL,
     status            TEXT NOT NULL,
     start_time        INTEGER NOT NULL,
-    close_time        INTEGER,
+    close_time        INTEGER CHECK (close_time IS NULL OR close_time >= start_time),
     failed_step       TEXT,
     failure_reason    TEXT,
-    search_attributes TEXT NOT NULL CHECK (json_valid(search_attributes))
+    search_attributes TEXT NOT NULL CHECK (json_valid(search_attributes)
+                                           AND json_type(search_attributes) = 'object')
 );
-CREATE INDEX visibility_start ON visibility (start_time DESC, workflow_id DESC);
-CREATE INDEX visibility_type ON visibility (workflow_type, start_time DESC);
-CREATE INDEX visibility_status ON visibility (status, start_time DESC);
+CREATE INDEX visibility_start ON visibility (start_time DESC, workflow_id);
+CREATE INDEX visibility_type ON visibility (workflow_type, start_time DESC, workflow_id);
+CREATE INDEX visibility_status ON visibility (status, start_time DESC, workflow_id);
+CREATE INDEX visibility_close ON visibility (close_time) WHERE close_time IS NOT NULL;
 
--- Namespaces.
+-- Namespaces, registered on first use and retired by deprecation.
 CREATE TABLE namespaces (
     name       TEXT PRIMARY KEY NOT NULL,
-    origin     TEXT NOT NULL,
+    origin     TEXT NOT NULL CHECK (origin IN ('worker', 'start', 'explicit', 'inferred')),
     state      TEXT NOT NULL CHECK (state IN ('active', 'deprecated')),
     placement  TEXT CHECK (placement IS NULL OR json_valid(placement)),
     created_at INTEGER NOT NULL,
-    last_seen  INTEGER NOT NULL
+    last_seen  INTEGER NOT NULL CHECK (last_seen >= created_at)
 );
 CREATE INDEX namespaces_created ON namespaces (created_at, name);
 
--- Workflow packages and the route of each workflow type.
+-- Workflow packages and the route of each workflow type. A route names a content hash that
+-- at least one package has (kept by packages.rs: put routes in the same transaction, delete
+-- drops the routes of a hash no package has any more).
 CREATE TABLE packages (
     workflow_type TEXT NOT NULL,
     content_hash  TEXT NOT NULL,
@@ -91,10 +96,12 @@ CREATE TABLE packages (
     PRIMARY KEY (workflow_type, content_hash)
 );
 CREATE INDEX packages_deployed ON packages (deployed_at, workflow_type, content_hash);
+CREATE INDEX packages_hash ON packages (content_hash);
 CREATE TABLE package_routes (
     workflow_type TEXT PRIMARY KEY NOT NULL,
     content_hash  TEXT NOT NULL
 );
+CREATE INDEX package_routes_hash ON package_routes (content_hash);
 
 -- Agent-run checkpoints, compare-and-swap on revision.
 CREATE TABLE checkpoints (
