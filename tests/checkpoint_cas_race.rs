@@ -1,6 +1,7 @@
 //! Writers on two connections to one database file race compare-and-swap updates of one
 //! checkpoint from several threads: every update that succeeds moves the revision on by
 //! exactly one, every other is refused with CONFLICT, and no update is lost.
+#![cfg(not(target_family = "wasm"))]
 
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;

@@ -1,5 +1,6 @@
 //! Connections racing to register the same namespace on one file: exactly one creates it, and
 //! `last_seen` ends at the latest time any of them saw.
+#![cfg(not(target_family = "wasm"))]
 
 use std::sync::Barrier;
 
