@@ -92,7 +92,7 @@ pub fn run_all(open: OpenStore, clock: Clock) -> Vec<Figure> {
         w2_batched_appends(open, clock),
         w3_history_reads(open, clock),
         w4_outbox(open, clock),
-        // w5_checkpoint_cas(open, clock),
+        w5_checkpoint_cas(open, clock),
     ]
 }
 
@@ -404,4 +404,80 @@ fn w4_raw(conn: &Connection, now: i64) {
         tx.commit().unwrap();
     }
     assert_eq!(done, W4_ROWS);
+}
+
+const W5_CHECKPOINTS: usize = 100;
+const W5_UPDATES: usize = 10_000;
+
+fn checkpoint_state(n: usize) -> serde_json::Value {
+    json!({"step": n, "messages": 12, "cursor": "msg_01HZX3K9Q7", "tools": ["search", "fetch"]})
+}
+
+/// W5: 100 checkpoints, then 10,000 compare-and-swap updates round-robin. Counts updates.
+pub fn w5_checkpoint_cas(open: OpenStore, clock: Clock) -> Figure {
+    let id = |i: usize| format!("checkpoint-{i:03}");
+    let store = open("w5-store");
+    for i in 0..W5_CHECKPOINTS {
+        let created = Checkpoint {
+            checkpoint_id: id(i),
+            run_id: Some("run-1".into()),
+            revision: 0,
+            state: checkpoint_state(0),
+            updated_at: 0,
+        };
+        store.compare_and_swap_checkpoint(&created, None).unwrap();
+    }
+    let store_ms = timed(clock, || {
+        for n in 0..W5_UPDATES {
+            let expected = (n / W5_CHECKPOINTS) as u64;
+            let next = Checkpoint {
+                checkpoint_id: id(n % W5_CHECKPOINTS),
+                run_id: Some("run-1".into()),
+                revision: expected + 1,
+                state: checkpoint_state(n),
+                updated_at: n as i64,
+            };
+            store
+                .compare_and_swap_checkpoint(&next, Some(expected))
+                .unwrap();
+        }
+    });
+    let conn = open("w5-raw").into_connection();
+    for i in 0..W5_CHECKPOINTS {
+        conn.execute(
+            "INSERT INTO checkpoints (checkpoint_id, run_id, revision, state, updated_at) VALUES (?1, ?2, 0, ?3, 0)",
+            params![id(i), "run-1", checkpoint_state(0).to_string()],
+        )
+        .unwrap();
+    }
+    let raw_ms = timed(clock, || {
+        for n in 0..W5_UPDATES {
+            let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+                .unwrap();
+            let expected = (n / W5_CHECKPOINTS) as i64;
+            let changed = tx
+                .prepare_cached(
+                    "UPDATE checkpoints SET run_id = ?2, revision = ?3, state = ?4, updated_at = ?5
+                     WHERE checkpoint_id = ?1 AND revision = ?3 - 1",
+                )
+                .unwrap()
+                .execute(params![
+                    id(n % W5_CHECKPOINTS),
+                    "run-1",
+                    expected + 1,
+                    checkpoint_state(n).to_string(),
+                    n as i64
+                ])
+                .unwrap();
+            assert_eq!(changed, 1);
+            tx.commit().unwrap();
+        }
+    });
+    Figure {
+        workload: "W5 checkpoint CAS",
+        unit: "updates",
+        count: W5_UPDATES as u64,
+        store_ms,
+        raw_ms,
+    }
 }
