@@ -35,22 +35,26 @@ export const ErrorCode = Object.freeze({
   BACKEND: 'BACKEND',
 });
 
-/** Turns an error from the wasm store or from the worker's message into a RunStoreError. */
+/** Turns an error thrown by the wasm store, or one carried over from the worker, into a RunStoreError. */
 export function toRunStoreError(error) {
   if (error instanceof RunStoreError) return error;
   if (error && typeof error === 'object' && typeof error.code === 'string') {
-    const { code, message, name: _name, stack: _stack, ...fields } = error;
-    return new RunStoreError(code, String(message), { ...fields, ...(error.fields ?? {}) });
+    const fields = error.fields && typeof error.fields === 'object' ? error.fields : ownFields(error);
+    return new RunStoreError(error.code, String(error.message), fields);
   }
   return new RunStoreError('BACKEND', String(error?.message ?? error));
+}
+
+function ownFields(error) {
+  const fields = {};
+  for (const key of Object.keys(error)) {
+    if (!['code', 'message', 'name', 'stack'].includes(key)) fields[key] = error[key];
+  }
+  return fields;
 }
 
 /** A plain object that crosses postMessage intact (Error instances lose their own fields). */
 export function serializeError(error) {
   const e = toRunStoreError(error);
-  const fields = {};
-  for (const key of Object.keys(e)) {
-    if (key !== 'code' && key !== 'name') fields[key] = e[key];
-  }
-  return { code: e.code, message: e.message, fields };
+  return { code: e.code, message: e.message, fields: ownFields(e) };
 }

@@ -14,8 +14,24 @@ use crate::Error;
 /// Nesting deeper than this is refused (it also stops cycles).
 const MAX_DEPTH: usize = 64;
 
-/// Converts a JS argument to `T`, or INVALID_INPUT naming `field` (and the path inside it).
-pub(crate) fn input<T: DeserializeOwned>(field: &str, value: JsValue) -> Result<T, Error> {
+/// Converts a JS argument to `T`, or throws INVALID_INPUT naming `field` (and the path inside
+/// it).
+pub(crate) fn input<T: DeserializeOwned>(field: &str, value: JsValue) -> Result<T, JsValue> {
+    convert(field, value).map_err(js_error)
+}
+
+/// As [`input`], with `T::default()` for an absent (`undefined` or `null`) argument.
+pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
+    field: &str,
+    value: JsValue,
+) -> Result<T, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    input(field, value)
+}
+
+fn convert<T: DeserializeOwned>(field: &str, value: JsValue) -> Result<T, Error> {
     check_value(field, &value, 0)?;
     let deserializer = serde_wasm_bindgen::Deserializer::from(value);
     serde_path_to_error::deserialize(deserializer).map_err(|error| {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the npm package's wasm and its JS glue into pkg/ (release, optimised with wasm-opt).
+# Usage: scripts/build.sh [--dev]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+profile=--release
+[ "${1:-}" = "--dev" ] && profile=--dev
+wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
+# pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
+rm -f pkg/.gitignore pkg/package.json pkg/README.md
+ls -l pkg/runstore_bg.wasm pkg/runstore.js | awk '{print "[build]", $5, $9}'

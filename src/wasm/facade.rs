@@ -1,0 +1,104 @@
+//! `RunStoreCore`: the store as a JS class, for use inside a dedicated worker (the package's
+//! main-thread `RunStore` client drives one over postMessage). Each method converts its
+//! arguments, calls the store and converts the answer back: no SQL and no logic here. The
+//! methods of each area are in `facade_workflow.rs` and `facade_agent.rs`.
+//!
+//! Arguments are plain JS values: strings, safe integers (times in milliseconds since the
+//! epoch), plain objects, arrays and `Uint8Array` for bytes. `undefined` or `null` stands for an
+//! absent optional argument. Every failure is thrown as an `Error` with `.code`.
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{input, js_error, output};
+use super::{install_pool, open_in_memory, OpfsPool};
+use crate::{Durability, Error, Result, SqliteStore};
+
+/// Where `RunStoreCore.open` keeps the database.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Persistence {
+    /// OPFS (dedicated workers only): survives reloads, crashes and browser restarts.
+    Opfs,
+    /// A private in-memory database, gone when the store closes.
+    Memory,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenOptions {
+    persistence: Persistence,
+    #[serde(default)]
+    durability: Durability,
+}
+
+/// The database file inside a store's pool.
+const DATABASE_FILE: &str = "/runstore.db";
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = include_str!("../../js/types.d.ts");
+
+/// A runstore database, opened in this worker.
+#[wasm_bindgen]
+pub struct RunStoreCore {
+    store: Option<SqliteStore>,
+    pool: Option<OpfsPool>,
+}
+
+impl RunStoreCore {
+    /// Runs `op` on the open store and converts its answer.
+    pub(super) fn call<T: serde::Serialize>(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<T>,
+    ) -> Result<JsValue, JsValue> {
+        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        });
+        output(store.and_then(op))
+    }
+}
+
+#[wasm_bindgen]
+impl RunStoreCore {
+    /// Opens (creating if needed) the store `name`. With `persistence: "opfs"` the store lives
+    /// in the OPFS directory `name` and holds it alone: another tab or worker that opens the
+    /// same name gets BUSY until this one closes. `persistence: "memory"` works anywhere.
+    pub async fn open(
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+    ) -> Result<RunStoreCore, JsValue> {
+        let name: String = input("name", name)?;
+        let options: OpenOptions = input("options", options)?;
+        let (store, pool) = match options.persistence {
+            Persistence::Memory => (open_in_memory().map_err(js_error)?, None),
+            Persistence::Opfs => {
+                let pool = install_pool(&name).await.map_err(js_error)?;
+                match pool.open(DATABASE_FILE, options.durability) {
+                    Ok(store) => (store, Some(pool)),
+                    Err(error) => {
+                        // The open's error is the one worth reporting.
+                        let _ = pool.close().await;
+                        return Err(js_error(error));
+                    }
+                }
+            }
+        };
+        Ok(RunStoreCore {
+            store: Some(store),
+            pool,
+        })
+    }
+
+    /// Closes the database and releases its OPFS files and lock. Every commit that returned
+    /// is on disk already. Calls after `close` fail.
+    pub fn close(&mut self) -> js_sys::Promise {
+        self.store = None;
+        let pool = self.pool.take();
+        wasm_bindgen_futures::future_to_promise(async move {
+            if let Some(pool) = pool {
+                pool.close().await.map_err(js_error)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}

@@ -1,0 +1,214 @@
+//! The agent-run half of `RunStoreCore`: checkpoints, effects, run journal, artifacts and
+//! conversation state. Conversions only; see `facade.rs`.
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::input;
+use super::facade::RunStoreCore;
+use crate::*;
+
+#[wasm_bindgen]
+impl RunStoreCore {
+
+    // ----- checkpoints -----
+
+    /// The stored checkpoint; NOT_FOUND when absent.
+    #[wasm_bindgen(js_name = loadCheckpoint, unchecked_return_type = "Checkpoint")]
+    pub fn load_checkpoint(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] checkpoint_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let checkpoint_id: String = input("checkpointId", checkpoint_id)?;
+        self.call(|s| s.load_checkpoint(&checkpoint_id))
+    }
+
+    /// Creates (expectedRevision null, revision 0) or updates (revision expected + 1) a checkpoint; CONFLICT when the stored revision differs.
+    #[wasm_bindgen(js_name = compareAndSwapCheckpoint, unchecked_return_type = "void")]
+    pub fn compare_and_swap_checkpoint(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Checkpoint")] checkpoint: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] expected_revision: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let checkpoint: Checkpoint = input("checkpoint", checkpoint)?;
+        let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
+        self.call(|s| s.compare_and_swap_checkpoint(&checkpoint, expected_revision))
+    }
+
+    /// The checkpoints of a run, by id.
+    #[wasm_bindgen(js_name = listRunCheckpoints, unchecked_return_type = "Checkpoint[]")]
+    pub fn list_run_checkpoints(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] run_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let run_id: String = input("runId", run_id)?;
+        self.call(|s| s.list_run_checkpoints(&run_id))
+    }
+
+    // ----- effects -----
+
+    /// One effect record, or null.
+    #[wasm_bindgen(js_name = loadEffect, unchecked_return_type = "EffectRecord | null")]
+    pub fn load_effect(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] effect_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let effect_id: String = input("effectId", effect_id)?;
+        self.call(|s| s.load_effect(&effect_id))
+    }
+
+    /// The effect holding an idempotency key of a capability, or null.
+    #[wasm_bindgen(js_name = findEffect, unchecked_return_type = "EffectRecord | null")]
+    pub fn find_effect(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] capability_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] idempotency_key: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let capability_id: String = input("capabilityId", capability_id)?;
+        let idempotency_key: String = input("idempotencyKey", idempotency_key)?;
+        self.call(|s| s.find_effect(&capability_id, &idempotency_key))
+    }
+
+    /// Creates or updates an effect record under a revision check; IDEMPOTENCY_CONFLICT when its key belongs to another effect.
+    #[wasm_bindgen(js_name = compareAndSwapEffect, unchecked_return_type = "void")]
+    pub fn compare_and_swap_effect(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EffectRecord")] record: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] expected_revision: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let record: EffectRecord = input("record", record)?;
+        let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
+        self.call(|s| s.compare_and_swap_effect(&record, expected_revision))
+    }
+
+    /// Effects left started or outcome-unknown, to reconcile after a crash.
+    #[wasm_bindgen(js_name = listUnresolvedEffects, unchecked_return_type = "EffectRecord[]")]
+    pub fn list_unresolved_effects(
+        &self,
+    ) -> Result<JsValue, JsValue> {
+        self.call(|s| s.list_unresolved_effects())
+    }
+
+    /// Effects in a status (all when null).
+    #[wasm_bindgen(js_name = listEffects, unchecked_return_type = "EffectRecord[]")]
+    pub fn list_effects(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EffectStatusKind | null")] status: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let status: Option<EffectStatusKind> = input("status", status)?;
+        let limit: u32 = input("limit", limit)?;
+        self.call(|s| s.list_effects(status, limit))
+    }
+
+    // ----- run journal -----
+
+    /// Records an agent-run event; CONFLICT for a taken id or (run, sequence).
+    #[wasm_bindgen(js_name = recordRunEvent, unchecked_return_type = "void")]
+    pub fn record_run_event(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RunEvent")] event: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let event: RunEvent = input("event", event)?;
+        self.call(|s| s.record_run_event(&event))
+    }
+
+    /// A run's events in sequence order.
+    #[wasm_bindgen(js_name = readRunEvents, unchecked_return_type = "RunEvent[]")]
+    pub fn read_run_events(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] run_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let run_id: String = input("runId", run_id)?;
+        self.call(|s| s.read_run_events(&run_id))
+    }
+
+    /// Every run id with events.
+    #[wasm_bindgen(js_name = listRunIds, unchecked_return_type = "string[]")]
+    pub fn list_run_ids(
+        &self,
+    ) -> Result<JsValue, JsValue> {
+        self.call(|s| s.list_run_ids())
+    }
+
+    // ----- artifacts -----
+
+    /// Stores bytes; the store computes size and sha256. The same idempotency key returns the same artifact.
+    #[wasm_bindgen(js_name = putArtifact, unchecked_return_type = "ArtifactMeta")]
+    pub fn put_artifact(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "NewArtifact")] artifact: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] now: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let artifact: NewArtifact = input("artifact", artifact)?;
+        let now: Millis = input("now", now)?;
+        self.call(|s| s.put_artifact(&artifact, now))
+    }
+
+    /// An artifact with its bytes, digest verified (CORRUPT on mismatch).
+    #[wasm_bindgen(js_name = getArtifact, unchecked_return_type = "Artifact")]
+    pub fn get_artifact(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] artifact_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let scope: String = input("scope", scope)?;
+        let artifact_id: String = input("artifactId", artifact_id)?;
+        self.call(|s| s.get_artifact(&scope, &artifact_id))
+    }
+
+    /// The artifacts of a scope, without bytes.
+    #[wasm_bindgen(js_name = listArtifacts, unchecked_return_type = "ArtifactMeta[]")]
+    pub fn list_artifacts(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let scope: String = input("scope", scope)?;
+        self.call(|s| s.list_artifacts(&scope))
+    }
+
+    /// Deletes an artifact; returns whether it existed.
+    #[wasm_bindgen(js_name = deleteArtifact, unchecked_return_type = "boolean")]
+    pub fn delete_artifact(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] artifact_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let scope: String = input("scope", scope)?;
+        let artifact_id: String = input("artifactId", artifact_id)?;
+        self.call(|s| s.delete_artifact(&scope, &artifact_id))
+    }
+
+    /// Deletes the artifacts expired at `now`; returns how many.
+    #[wasm_bindgen(js_name = purgeExpiredArtifacts, unchecked_return_type = "number")]
+    pub fn purge_expired_artifacts(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] now: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let now: Millis = input("now", now)?;
+        self.call(|s| s.purge_expired_artifacts(now))
+    }
+
+    // ----- conversation state -----
+
+    /// A conversation's state, or null.
+    #[wasm_bindgen(js_name = loadConversation, unchecked_return_type = "ConversationState | null")]
+    pub fn load_conversation(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] conversation_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let conversation_id: String = input("conversationId", conversation_id)?;
+        self.call(|s| s.load_conversation(&conversation_id))
+    }
+
+    /// Saves a conversation's state under a revision check.
+    #[wasm_bindgen(js_name = saveConversation, unchecked_return_type = "void")]
+    pub fn save_conversation(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ConversationState")] state: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] expected_revision: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let state: ConversationState = input("state", state)?;
+        let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
+        self.call(|s| s.save_conversation(&state, expected_revision))
+    }
+}
