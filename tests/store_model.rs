@@ -1,0 +1,1297 @@
+//! A model-based property test of the store: random sequences of journal appends, outbox
+//! inserts, claims, completions, retries and cancellations, checkpoint and effect
+//! compare-and-swaps, and reopenings of the database file run against the SQLite store and
+//! against a plain in-memory model of the documented contracts. Every answer (the value, or the
+//! error code with its structured fields) must agree, and after each reopening, and at the end
+//! of every case, the whole state must agree too.
+//!
+//! Ids come from small pools so that operations collide: appends race stale heads, inserts
+//! repeat dispatch keys, claims meet settled rows, creates meet taken idempotency keys.
+//!
+//! The default of 64 cases of up to 60 operations keeps the test well under a minute on two
+//! cores (about a second in a debug build); set `PROPTEST_CASES` to run more.
+#![cfg(not(target_family = "wasm"))]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+use runstore::{
+    Checkpoint, CheckpointStore, ClaimFilter, ClaimScope, Durability, EffectRecord, EffectStatus,
+    EffectStatusKind, EffectStore, Error, Event, EventJournal, EventKind, Millis, NewOutboxRow,
+    OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, Result, SqliteStore, StoredEvent,
+    WorkflowStatus, WorkflowSummary,
+};
+use serde_json::json;
+
+const DEFAULT_CASES: u32 = 64;
+const MAX_OPS: usize = 60;
+
+const WORKFLOWS: usize = 3;
+const DISPATCH_KEYS: usize = 6;
+const NAMESPACES: [Option<&str>; 3] = [None, Some("ns-a"), Some("ns-b")];
+const CHECKPOINTS: usize = 3;
+const RUNS: usize = 2;
+const EFFECTS: usize = 4;
+const CAPABILITIES: usize = 2;
+const IDEMPOTENCY_KEYS: usize = 3;
+
+/// The store's clock starts here; claims move it on.
+const START: Millis = 1_000;
+
+fn workflow_id(i: usize) -> String {
+    format!("wf-{i}")
+}
+fn dispatch_key(i: usize) -> String {
+    format!("key-{i}")
+}
+fn checkpoint_id(i: usize) -> String {
+    format!("cp-{i}")
+}
+fn run_id(i: usize) -> String {
+    format!("run-{i}")
+}
+fn effect_id(i: usize) -> String {
+    format!("fx-{i}")
+}
+fn capability_id(i: usize) -> String {
+    format!("cap-{i}")
+}
+fn idempotency_key(i: usize) -> String {
+    format!("idem-{i}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------------------------
+
+/// The head an append expects: the current one, or a fixed number (often stale).
+#[derive(Debug, Clone)]
+enum Head {
+    Current,
+    Fixed(u64),
+}
+
+/// An event to append; the last two are refused by validation.
+#[derive(Debug, Clone)]
+enum EventSpec {
+    Started(usize),
+    Completed,
+    Failed,
+    Cancelled,
+    Paused,
+    Resumed,
+    ContinuedAsNew(usize),
+    Custom(u8),
+    StartedWithoutRunId,
+    CustomWithLifecycleName,
+}
+
+#[derive(Debug, Clone)]
+struct RowSpec {
+    key: usize,
+    workflow: usize,
+    ordinal: u64,
+    /// An invalid row has an empty activity type.
+    valid: bool,
+    input: Vec<u8>,
+    /// `visible_after` relative to the clock.
+    delay: i64,
+    attempt: u32,
+    namespace: usize,
+}
+
+/// The revision a compare-and-swap expects.
+#[derive(Debug, Clone)]
+enum Expected {
+    /// The stored revision (a create when nothing is stored).
+    Current,
+    Create,
+    Stale(u64),
+}
+
+/// The revision a compare-and-swap writes.
+#[derive(Debug, Clone)]
+enum Written {
+    /// What the expectation implies: 0 for a create, expected + 1 for an update.
+    Implied,
+    Other(u64),
+}
+
+#[derive(Debug, Clone)]
+struct EffectWrite {
+    effect: usize,
+    /// Reuse the stored capability and key when the effect exists.
+    keep_identity: bool,
+    capability: usize,
+    key: Option<usize>,
+    status: (u8, u8),
+    expected: Expected,
+    written: Written,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Append {
+        workflow: usize,
+        events: Vec<EventSpec>,
+        head: Head,
+    },
+    AppendWithOutbox {
+        workflow: usize,
+        events: Vec<EventSpec>,
+        head: Head,
+        rows: Vec<RowSpec>,
+    },
+    ReadHistory(usize),
+    ReadHead(usize),
+    Summary(usize),
+    InsertOutbox(Vec<RowSpec>),
+    Claim {
+        advance: i64,
+        limit: u32,
+        exclude: Vec<usize>,
+        namespace: Option<usize>,
+    },
+    Complete(usize),
+    CompleteBatch(Vec<usize>),
+    Retry {
+        key: usize,
+        attempt: u32,
+        delay: i64,
+    },
+    Fail(usize),
+    CancelWorkflow(usize),
+    RowState(usize),
+    CheckpointWrite {
+        checkpoint: usize,
+        run: Option<usize>,
+        state: u8,
+        expected: Expected,
+        written: Written,
+    },
+    LoadCheckpoint(usize),
+    EffectWrite(EffectWrite),
+    LoadEffect(usize),
+    FindEffect {
+        capability: usize,
+        key: usize,
+    },
+    Reopen,
+}
+
+impl EventSpec {
+    fn event(&self, recorded_at: Millis, index: usize) -> Event {
+        let kind = match self {
+            Self::Started(run) => EventKind::Started {
+                workflow_type: "order".into(),
+                run_id: run_id(*run),
+            },
+            Self::Completed => EventKind::Completed,
+            Self::Failed => EventKind::Failed {
+                reason: "boom".into(),
+            },
+            Self::Cancelled => EventKind::Cancelled,
+            Self::Paused => EventKind::Paused,
+            Self::Resumed => EventKind::Resumed,
+            Self::ContinuedAsNew(run) => EventKind::ContinuedAsNew {
+                next_run_id: run_id(*run),
+            },
+            Self::Custom(n) => EventKind::Custom {
+                name: format!("custom-{n}"),
+            },
+            Self::StartedWithoutRunId => EventKind::Started {
+                workflow_type: "order".into(),
+                run_id: String::new(),
+            },
+            Self::CustomWithLifecycleName => EventKind::Custom {
+                name: "completed".into(),
+            },
+        };
+        Event {
+            kind,
+            recorded_at,
+            data: json!({ "index": index }),
+        }
+    }
+}
+
+impl RowSpec {
+    fn row(&self, now: Millis) -> NewOutboxRow {
+        NewOutboxRow {
+            dispatch_key: dispatch_key(self.key),
+            workflow_id: workflow_id(self.workflow),
+            ordinal: self.ordinal,
+            activity_type: if self.valid {
+                "charge".into()
+            } else {
+                String::new()
+            },
+            input: self.input.clone(),
+            visible_after: now + self.delay,
+            attempt: self.attempt,
+            run_id: Some(run_id(0)),
+            namespace: NAMESPACES[self.namespace].map(str::to_owned),
+            task_queue: None,
+            node: None,
+        }
+    }
+}
+
+fn effect_status((kind, payload): (u8, u8)) -> EffectStatus {
+    match kind {
+        0 => EffectStatus::Prepared,
+        1 => EffectStatus::Started,
+        2 => EffectStatus::Completed {
+            output: json!({ "output": payload }),
+        },
+        3 => EffectStatus::Failed {
+            error: format!("error-{payload}"),
+        },
+        _ => EffectStatus::OutcomeUnknown,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strategies
+// ---------------------------------------------------------------------------------------------
+
+fn head_strategy() -> impl Strategy<Value = Head> {
+    prop_oneof![3 => Just(Head::Current), 1 => (0u64..5).prop_map(Head::Fixed)]
+}
+
+fn event_strategy() -> impl Strategy<Value = EventSpec> {
+    prop_oneof![
+        3 => (0..RUNS).prop_map(EventSpec::Started),
+        1 => Just(EventSpec::Completed),
+        1 => Just(EventSpec::Failed),
+        1 => Just(EventSpec::Cancelled),
+        2 => Just(EventSpec::Paused),
+        2 => Just(EventSpec::Resumed),
+        1 => (0..RUNS).prop_map(EventSpec::ContinuedAsNew),
+        6 => (0u8..3).prop_map(EventSpec::Custom),
+        1 => prop_oneof![
+            Just(EventSpec::StartedWithoutRunId),
+            Just(EventSpec::CustomWithLifecycleName)
+        ],
+    ]
+}
+
+fn events_strategy() -> impl Strategy<Value = Vec<EventSpec>> {
+    prop::collection::vec(event_strategy(), 0..4)
+}
+
+fn row_strategy() -> impl Strategy<Value = RowSpec> {
+    (
+        0..DISPATCH_KEYS,
+        0..WORKFLOWS,
+        0u64..4,
+        prop::bool::weighted(0.95),
+        prop::collection::vec(any::<u8>(), 0..4),
+        -20i64..40,
+        0u32..3,
+        0..NAMESPACES.len(),
+    )
+        .prop_map(
+            |(key, workflow, ordinal, valid, input, delay, attempt, namespace)| RowSpec {
+                key,
+                workflow,
+                ordinal,
+                valid,
+                input,
+                delay,
+                attempt,
+                namespace,
+            },
+        )
+}
+
+fn rows_strategy() -> impl Strategy<Value = Vec<RowSpec>> {
+    prop::collection::vec(row_strategy(), 0..4)
+}
+
+fn expected_strategy() -> impl Strategy<Value = Expected> {
+    prop_oneof![
+        6 => Just(Expected::Current),
+        1 => Just(Expected::Create),
+        2 => (0u64..4).prop_map(Expected::Stale),
+    ]
+}
+
+fn written_strategy() -> impl Strategy<Value = Written> {
+    prop_oneof![9 => Just(Written::Implied), 1 => (0u64..4).prop_map(Written::Other)]
+}
+
+fn journal_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..WORKFLOWS, events_strategy(), head_strategy())
+            .prop_map(|(workflow, events, head)| Op::Append { workflow, events, head }),
+        3 => (0..WORKFLOWS, events_strategy(), head_strategy(), rows_strategy()).prop_map(
+            |(workflow, events, head, rows)| Op::AppendWithOutbox { workflow, events, head, rows }
+        ),
+        1 => (0..WORKFLOWS).prop_map(Op::ReadHistory),
+        1 => (0..WORKFLOWS).prop_map(Op::ReadHead),
+        1 => (0..WORKFLOWS).prop_map(Op::Summary),
+    ]
+}
+
+fn outbox_op() -> impl Strategy<Value = Op> {
+    let key = || 0..DISPATCH_KEYS;
+    prop_oneof![
+        4 => rows_strategy().prop_map(Op::InsertOutbox),
+        4 => (
+            0i64..40,
+            prop_oneof![1 => Just(0u32), 6 => 1u32..5],
+            prop::collection::vec(0..WORKFLOWS, 0..2),
+            prop::option::weighted(0.25, 1..NAMESPACES.len()),
+        )
+            .prop_map(|(advance, limit, exclude, namespace)| Op::Claim {
+                advance,
+                limit,
+                exclude,
+                namespace,
+            }),
+        2 => key().prop_map(Op::Complete),
+        2 => prop::collection::vec(key(), 0..4).prop_map(Op::CompleteBatch),
+        2 => (key(), 0u32..5, 0i64..100)
+            .prop_map(|(key, attempt, delay)| Op::Retry { key, attempt, delay }),
+        1 => key().prop_map(Op::Fail),
+        1 => (0..WORKFLOWS).prop_map(Op::CancelWorkflow),
+        1 => key().prop_map(Op::RowState),
+    ]
+}
+
+fn checkpoint_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (
+            0..CHECKPOINTS,
+            prop::option::of(0..RUNS),
+            any::<u8>(),
+            expected_strategy(),
+            written_strategy(),
+        )
+            .prop_map(|(checkpoint, run, state, expected, written)| Op::CheckpointWrite {
+                checkpoint,
+                run,
+                state,
+                expected,
+                written,
+            }),
+        1 => (0..CHECKPOINTS).prop_map(Op::LoadCheckpoint),
+    ]
+}
+
+fn effect_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (
+            0..EFFECTS,
+            prop::bool::weighted(0.85),
+            0..CAPABILITIES,
+            prop::option::weighted(0.75, 0..IDEMPOTENCY_KEYS),
+            (0u8..5, 0u8..3),
+            expected_strategy(),
+            written_strategy(),
+        )
+            .prop_map(
+                |(effect, keep_identity, capability, key, status, expected, written)| {
+                    Op::EffectWrite(EffectWrite {
+                        effect,
+                        keep_identity,
+                        capability,
+                        key,
+                        status,
+                        expected,
+                        written,
+                    })
+                }
+            ),
+        1 => (0..EFFECTS).prop_map(Op::LoadEffect),
+        1 => (0..CAPABILITIES, 0..IDEMPOTENCY_KEYS)
+            .prop_map(|(capability, key)| Op::FindEffect { capability, key }),
+    ]
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        10 => journal_op(),
+        16 => outbox_op(),
+        5 => checkpoint_op(),
+        8 => effect_op(),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model: the documented contracts over plain collections
+// ---------------------------------------------------------------------------------------------
+
+const OUTBOX_ROW: &str = "outbox row";
+const LIFECYCLE: [&str; 7] = [
+    "started",
+    "completed",
+    "failed",
+    "cancelled",
+    "paused",
+    "resumed",
+    "continuedAsNew",
+];
+
+fn invalid(field: impl Into<String>) -> Error {
+    Error::invalid(field, "")
+}
+
+fn conflict(entity: &'static str, id: &str, expected: Option<u64>, actual: Option<u64>) -> Error {
+    Error::Conflict {
+        entity,
+        id: id.to_owned(),
+        expected,
+        actual,
+    }
+}
+
+/// The revision a compare-and-swap must write for `expected`; anything else is refused before
+/// the stored state is looked at.
+fn check_written_revision(revision: u64, expected: Option<u64>) -> Result<()> {
+    if expected.map_or(Some(0), |n| n.checked_add(1)) == Some(revision) {
+        Ok(())
+    } else {
+        Err(invalid("revision"))
+    }
+}
+
+#[derive(Default)]
+struct Model {
+    journal: BTreeMap<String, Vec<Event>>,
+    outbox: BTreeMap<String, OutboxRow>,
+    checkpoints: BTreeMap<String, Checkpoint>,
+    effects: BTreeMap<String, EffectRecord>,
+}
+
+fn is_live(row: &OutboxRow) -> bool {
+    matches!(row.status, OutboxStatus::Pending | OutboxStatus::Claimed)
+}
+
+fn check_events(events: &[Event]) -> Result<()> {
+    for (i, event) in events.iter().enumerate() {
+        let field = |name: &str| format!("events[{i}].{name}");
+        match &event.kind {
+            EventKind::Started {
+                workflow_type,
+                run_id,
+            } => {
+                if workflow_type.is_empty() {
+                    return Err(invalid(field("workflowType")));
+                }
+                if run_id.is_empty() {
+                    return Err(invalid(field("runId")));
+                }
+            }
+            EventKind::ContinuedAsNew { next_run_id } if next_run_id.is_empty() => {
+                return Err(invalid(field("nextRunId")));
+            }
+            EventKind::Custom { name } if name.is_empty() || LIFECYCLE.contains(&name.as_str()) => {
+                return Err(invalid(field("name")));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
+    for (i, row) in rows.iter().enumerate() {
+        for (name, value) in [
+            ("dispatchKey", &row.dispatch_key),
+            ("workflowId", &row.workflow_id),
+            ("activityType", &row.activity_type),
+        ] {
+            if value.is_empty() {
+                return Err(invalid(format!("outbox[{i}].{name}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Model {
+    fn head(&self, workflow: &str) -> u64 {
+        self.journal.get(workflow).map_or(0, |e| e.len() as u64)
+    }
+
+    fn history(&self, workflow: &str) -> Vec<StoredEvent> {
+        let events = self.journal.get(workflow).cloned().unwrap_or_default();
+        (1..)
+            .zip(events)
+            .map(|(seq, event)| StoredEvent { seq, event })
+            .collect()
+    }
+
+    fn append_with_outbox(
+        &mut self,
+        workflow: &str,
+        events: &[Event],
+        expected: u64,
+        rows: &[NewOutboxRow],
+    ) -> Result<u64> {
+        check_events(events)?;
+        check_rows(rows)?;
+        let actual = self.head(workflow);
+        if actual != expected {
+            return Err(Error::SequenceConflict {
+                workflow_id: workflow.to_owned(),
+                expected,
+                actual,
+            });
+        }
+        if !events.is_empty() {
+            let stored = self.journal.entry(workflow.to_owned()).or_default();
+            stored.extend_from_slice(events);
+        }
+        self.insert_unchecked(rows);
+        Ok(self.head(workflow))
+    }
+
+    /// The status projection, recomputed from the whole history.
+    fn summary(&self, workflow: &str) -> Result<WorkflowSummary> {
+        let events = self
+            .journal
+            .get(workflow)
+            .ok_or_else(|| Error::not_found("workflow", workflow))?;
+        let mut summary = WorkflowSummary {
+            workflow_id: workflow.to_owned(),
+            status: WorkflowStatus::Pending,
+            head: events.len() as u64,
+            workflow_type: None,
+            run_id: None,
+            started_at: None,
+            closed_at: None,
+            updated_at: 0,
+        };
+        for event in events {
+            apply(&mut summary, event);
+        }
+        Ok(summary)
+    }
+
+    fn workflow_ids(&self, keep: impl Fn(WorkflowStatus) -> bool) -> Vec<String> {
+        self.journal
+            .keys()
+            .filter(|id| keep(self.summary(id).expect("listed workflow").status))
+            .cloned()
+            .collect()
+    }
+
+    fn insert_outbox(&mut self, rows: &[NewOutboxRow]) -> Result<u64> {
+        check_rows(rows)?;
+        Ok(self.insert_unchecked(rows))
+    }
+
+    fn insert_unchecked(&mut self, rows: &[NewOutboxRow]) -> u64 {
+        let mut inserted = 0;
+        for row in rows {
+            if self.outbox.contains_key(&row.dispatch_key) {
+                continue;
+            }
+            inserted += 1;
+            self.outbox.insert(
+                row.dispatch_key.clone(),
+                OutboxRow {
+                    dispatch_key: row.dispatch_key.clone(),
+                    workflow_id: row.workflow_id.clone(),
+                    ordinal: row.ordinal,
+                    activity_type: row.activity_type.clone(),
+                    input: row.input.clone(),
+                    status: OutboxStatus::Pending,
+                    attempt: row.attempt,
+                    visible_after: row.visible_after,
+                    claimed_at: None,
+                    run_id: row.run_id.clone(),
+                    namespace: row.namespace.clone(),
+                    task_queue: row.task_queue.clone(),
+                    node: row.node.clone(),
+                },
+            );
+        }
+        inserted
+    }
+
+    fn claim(&mut self, now: Millis, limit: u32, filter: &ClaimFilter) -> Vec<OutboxRow> {
+        let scope = filter.scope.clone().unwrap_or_default();
+        let mut due: Vec<&OutboxRow> = self
+            .outbox
+            .values()
+            .filter(|r| r.status == OutboxStatus::Pending && r.visible_after <= now)
+            .filter(|r| !filter.exclude_workflows.contains(&r.workflow_id))
+            .filter(|r| scope.namespace.is_none() || r.namespace == scope.namespace)
+            .collect();
+        due.sort_by_key(|r| (r.visible_after, r.dispatch_key.clone()));
+        let keys: Vec<String> = due
+            .into_iter()
+            .take(limit as usize)
+            .map(|r| r.dispatch_key.clone())
+            .collect();
+        keys.iter()
+            .map(|key| {
+                let row = self.outbox.get_mut(key).expect("due row");
+                row.status = OutboxStatus::Claimed;
+                row.claimed_at = Some(now);
+                row.clone()
+            })
+            .collect()
+    }
+
+    /// Why a transition of `key` is refused, `None` when the row is live.
+    fn refusal(&self, key: &str) -> Option<Error> {
+        match self.outbox.get(key) {
+            None => Some(Error::not_found(OUTBOX_ROW, key)),
+            Some(row) if !is_live(row) => Some(conflict(OUTBOX_ROW, key, None, None)),
+            Some(_) => None,
+        }
+    }
+
+    fn transition(&mut self, key: &str, change: impl FnOnce(&mut OutboxRow)) -> Result<()> {
+        if let Some(error) = self.refusal(key) {
+            return Err(error);
+        }
+        change(self.outbox.get_mut(key).expect("live row"));
+        Ok(())
+    }
+
+    fn complete_batch(&mut self, keys: &[String]) -> Result<()> {
+        let mut seen = BTreeSet::new();
+        for (i, key) in keys.iter().enumerate() {
+            if !seen.insert(key) {
+                return Err(invalid(format!("dispatchKeys[{i}]")));
+            }
+        }
+        if let Some(error) = keys.iter().find_map(|k| self.refusal(k)) {
+            return Err(error);
+        }
+        for key in keys {
+            self.outbox.get_mut(key).expect("live row").status = OutboxStatus::Done;
+        }
+        Ok(())
+    }
+
+    fn cancel_workflow(&mut self, workflow: &str) -> Vec<String> {
+        let mut cancelled = Vec::new();
+        for row in self.outbox.values_mut() {
+            if row.workflow_id == workflow && is_live(row) {
+                row.status = OutboxStatus::Cancelled;
+                cancelled.push(row.dispatch_key.clone());
+            }
+        }
+        cancelled
+    }
+
+    fn row_state(&self, key: &str) -> Option<OutboxRowState> {
+        self.outbox.get(key).map(|row| OutboxRowState {
+            status: row.status,
+            attempt: row.attempt,
+            visible_after: row.visible_after,
+            claimed_at: row.claimed_at,
+        })
+    }
+
+    fn live_workflows(&self) -> Vec<String> {
+        let ids: BTreeSet<String> = self
+            .outbox
+            .values()
+            .filter(|r| is_live(r))
+            .map(|r| r.workflow_id.clone())
+            .collect();
+        ids.into_iter().collect()
+    }
+
+    fn load_checkpoint(&self, id: &str) -> Result<Checkpoint> {
+        self.checkpoints
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Error::not_found("checkpoint", id))
+    }
+
+    fn write_checkpoint(&mut self, checkpoint: &Checkpoint, expected: Option<u64>) -> Result<()> {
+        check_written_revision(checkpoint.revision, expected)?;
+        let id = &checkpoint.checkpoint_id;
+        let actual = self.checkpoints.get(id).map(|c| c.revision);
+        if actual != expected {
+            return Err(conflict("checkpoint", id, expected, actual));
+        }
+        self.checkpoints.insert(id.clone(), checkpoint.clone());
+        Ok(())
+    }
+
+    fn run_checkpoints(&self, run: &str) -> Vec<Checkpoint> {
+        self.checkpoints
+            .values()
+            .filter(|c| c.run_id.as_deref() == Some(run))
+            .cloned()
+            .collect()
+    }
+
+    fn find_effect(&self, capability: &str, key: &str) -> Option<EffectRecord> {
+        self.effects
+            .values()
+            .find(|e| e.capability_id == capability && e.idempotency_key.as_deref() == Some(key))
+            .cloned()
+    }
+
+    fn write_effect(&mut self, record: &EffectRecord, expected: Option<u64>) -> Result<()> {
+        check_written_revision(record.revision, expected)?;
+        match expected {
+            None => self.check_effect_create(record)?,
+            Some(n) => self.check_effect_update(record, n)?,
+        }
+        self.effects
+            .insert(record.effect_id.clone(), record.clone());
+        Ok(())
+    }
+
+    fn check_effect_create(&self, record: &EffectRecord) -> Result<()> {
+        let id = &record.effect_id;
+        if let Some(stored) = self.effects.get(id) {
+            return Err(conflict("effect", id, None, Some(stored.revision)));
+        }
+        let Some(key) = &record.idempotency_key else {
+            return Ok(());
+        };
+        match self.find_effect(&record.capability_id, key) {
+            Some(owner) => Err(Error::IdempotencyConflict {
+                entity: "effect",
+                id: id.clone(),
+                key: key.clone(),
+                owner: owner.effect_id,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn check_effect_update(&self, record: &EffectRecord, expected: u64) -> Result<()> {
+        let id = &record.effect_id;
+        let Some(stored) = self.effects.get(id) else {
+            return Err(conflict("effect", id, Some(expected), None));
+        };
+        if stored.revision != expected {
+            return Err(conflict(
+                "effect",
+                id,
+                Some(expected),
+                Some(stored.revision),
+            ));
+        }
+        if stored.capability_id != record.capability_id {
+            return Err(invalid("capabilityId"));
+        }
+        if stored.idempotency_key != record.idempotency_key {
+            return Err(invalid("idempotencyKey"));
+        }
+        if !stored.status.kind().can_become(record.status.kind()) {
+            return Err(conflict("effect", id, Some(expected), Some(expected)));
+        }
+        Ok(())
+    }
+
+    fn unresolved_effects(&self) -> Vec<EffectRecord> {
+        let mut unresolved: Vec<EffectRecord> = self
+            .effects
+            .values()
+            .filter(|e| {
+                matches!(
+                    e.status.kind(),
+                    EffectStatusKind::Started | EffectStatusKind::OutcomeUnknown
+                )
+            })
+            .cloned()
+            .collect();
+        unresolved.sort_by(|a, b| (a.updated_at, &a.effect_id).cmp(&(b.updated_at, &b.effect_id)));
+        unresolved
+    }
+}
+
+/// One event's effect on the projection, as the status docs describe it.
+fn apply(summary: &mut WorkflowSummary, event: &Event) {
+    let at = event.recorded_at;
+    summary.updated_at = at;
+    let close = |summary: &mut WorkflowSummary, status| {
+        summary.status = status;
+        summary.closed_at = Some(at);
+    };
+    match &event.kind {
+        EventKind::Started {
+            workflow_type,
+            run_id,
+        } => {
+            summary.status = WorkflowStatus::Running;
+            summary.workflow_type = Some(workflow_type.clone());
+            summary.run_id = Some(run_id.clone());
+            summary.started_at = Some(at);
+            summary.closed_at = None;
+        }
+        EventKind::Completed => close(summary, WorkflowStatus::Completed),
+        EventKind::Failed { .. } => close(summary, WorkflowStatus::Failed),
+        EventKind::Cancelled => close(summary, WorkflowStatus::Cancelled),
+        EventKind::Paused => summary.status = WorkflowStatus::Paused,
+        EventKind::Resumed => summary.status = WorkflowStatus::Running,
+        EventKind::ContinuedAsNew { .. } => summary.status = WorkflowStatus::ContinuedAsNew,
+        EventKind::Custom { .. } => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The harness: runs each operation on both and compares
+// ---------------------------------------------------------------------------------------------
+
+/// Drops the reason of an invalid-input error: it is prose, while the field is the contract.
+fn normalized<T>(result: Result<T>) -> Result<T> {
+    result.map_err(|error| match error {
+        Error::InvalidInput { field, .. } => invalid(field),
+        other => other,
+    })
+}
+
+fn same<T: PartialEq + Debug>(
+    what: &str,
+    store: Result<T>,
+    model: Result<T>,
+) -> std::result::Result<(), TestCaseError> {
+    let store = normalized(store);
+    let model = normalized(model);
+    prop_assert_eq!(store, model, "{}", what);
+    Ok(())
+}
+
+struct Harness {
+    path: PathBuf,
+    store: Option<SqliteStore>,
+    model: Model,
+    now: Millis,
+    _dir: tempfile::TempDir,
+}
+
+type Step = std::result::Result<(), TestCaseError>;
+
+fn open(path: &Path) -> SqliteStore {
+    // Relaxed durability skips the fsync per commit; a reopening within one process still
+    // reads every commit back, which is what the test checks.
+    SqliteStore::open_with(path, Durability::Relaxed).expect("open the store")
+}
+
+impl Harness {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("model.db");
+        Harness {
+            store: Some(open(&path)),
+            path,
+            model: Model::default(),
+            now: START,
+            _dir: dir,
+        }
+    }
+
+    fn store(&self) -> &SqliteStore {
+        self.store.as_ref().expect("store is open")
+    }
+
+    fn reopen(&mut self) -> Step {
+        // Close first, so that the reopened store reads the file, not a live connection's WAL.
+        self.store = None;
+        self.store = Some(open(&self.path));
+        self.compare_everything()
+    }
+
+    fn step(&mut self, op: &Op) -> Step {
+        match op {
+            Op::Append { .. }
+            | Op::AppendWithOutbox { .. }
+            | Op::ReadHistory(_)
+            | Op::ReadHead(_)
+            | Op::Summary(_) => self.journal_step(op),
+            Op::CheckpointWrite { .. } | Op::LoadCheckpoint(_) => self.checkpoint_step(op),
+            Op::EffectWrite(write) => self.effect_write(write),
+            Op::LoadEffect(effect) => {
+                let id = effect_id(*effect);
+                let expected = self.model.effects.get(&id).cloned();
+                same("load_effect", self.store().load_effect(&id), Ok(expected))
+            }
+            Op::FindEffect { capability, key } => {
+                let (capability, key) = (capability_id(*capability), idempotency_key(*key));
+                let expected = self.model.find_effect(&capability, &key);
+                same(
+                    "find_effect",
+                    self.store().find_effect(&capability, &key),
+                    Ok(expected),
+                )
+            }
+            Op::Reopen => self.reopen(),
+            _ => self.outbox_step(op),
+        }
+    }
+
+    fn journal_step(&mut self, op: &Op) -> Step {
+        match op {
+            Op::Append {
+                workflow,
+                events,
+                head,
+            } => self.append(*workflow, events, head, None),
+            Op::AppendWithOutbox {
+                workflow,
+                events,
+                head,
+                rows,
+            } => self.append(*workflow, events, head, Some(rows)),
+            Op::ReadHistory(workflow) => {
+                let id = workflow_id(*workflow);
+                let expected = self.model.history(&id);
+                same("read_history", self.store().read_history(&id), Ok(expected))
+            }
+            Op::ReadHead(workflow) => {
+                let id = workflow_id(*workflow);
+                same("head", self.store().head(&id), Ok(self.model.head(&id)))
+            }
+            Op::Summary(workflow) => {
+                let id = workflow_id(*workflow);
+                let expected = self.model.summary(&id);
+                same(
+                    "workflow_summary",
+                    self.store().workflow_summary(&id),
+                    expected,
+                )
+            }
+            _ => unreachable!("not a journal operation"),
+        }
+    }
+
+    fn append(
+        &mut self,
+        workflow: usize,
+        specs: &[EventSpec],
+        head: &Head,
+        rows: Option<&[RowSpec]>,
+    ) -> Step {
+        let id = workflow_id(workflow);
+        let events: Vec<Event> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| spec.event(self.now, i))
+            .collect();
+        let expected_seq = match head {
+            Head::Current => self.model.head(&id),
+            Head::Fixed(seq) => *seq,
+        };
+        let outbox: Vec<NewOutboxRow> = rows
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.row(self.now))
+            .collect();
+        let answer = match rows {
+            None => self.store().append(&id, &events, expected_seq),
+            Some(_) => self
+                .store()
+                .append_with_outbox(&id, &events, expected_seq, &outbox),
+        };
+        let expected = self
+            .model
+            .append_with_outbox(&id, &events, expected_seq, &outbox);
+        same("append", answer, expected)
+    }
+
+    fn outbox_step(&mut self, op: &Op) -> Step {
+        match op {
+            Op::InsertOutbox(specs) => {
+                let rows: Vec<NewOutboxRow> = specs.iter().map(|r| r.row(self.now)).collect();
+                let answer = self.store().insert_outbox(&rows);
+                same("insert_outbox", answer, self.model.insert_outbox(&rows))
+            }
+            Op::Claim {
+                advance,
+                limit,
+                exclude,
+                namespace,
+            } => {
+                self.now += advance;
+                let filter = ClaimFilter {
+                    exclude_workflows: exclude.iter().map(|w| workflow_id(*w)).collect(),
+                    scope: namespace.map(|n| ClaimScope {
+                        namespace: NAMESPACES[n].map(str::to_owned),
+                        ..ClaimScope::default()
+                    }),
+                };
+                let answer = self.store().claim_outbox(self.now, *limit, &filter);
+                let expected = self.model.claim(self.now, *limit, &filter);
+                same("claim_outbox", answer, Ok(expected))
+            }
+            Op::CompleteBatch(keys) => {
+                let keys: Vec<String> = keys.iter().map(|k| dispatch_key(*k)).collect();
+                let answer = self.store().complete_outbox_batch(&keys);
+                same(
+                    "complete_outbox_batch",
+                    answer,
+                    self.model.complete_batch(&keys),
+                )
+            }
+            Op::CancelWorkflow(workflow) => {
+                let id = workflow_id(*workflow);
+                let answer = self.store().cancel_workflow_outbox(&id);
+                same(
+                    "cancel_workflow_outbox",
+                    answer,
+                    Ok(self.model.cancel_workflow(&id)),
+                )
+            }
+            Op::RowState(key) => {
+                let key = dispatch_key(*key);
+                let expected = self.model.row_state(&key);
+                same(
+                    "outbox_row_state",
+                    self.store().outbox_row_state(&key),
+                    Ok(expected),
+                )
+            }
+            _ => self.outbox_transition(op),
+        }
+    }
+
+    fn outbox_transition(&mut self, op: &Op) -> Step {
+        match op {
+            Op::Complete(key) => {
+                let key = dispatch_key(*key);
+                let answer = self.store().complete_outbox(&key);
+                let expected = self
+                    .model
+                    .transition(&key, |row| row.status = OutboxStatus::Done);
+                same("complete_outbox", answer, expected)
+            }
+            Op::Retry {
+                key,
+                attempt,
+                delay,
+            } => {
+                let key = dispatch_key(*key);
+                let visible_after = self.now + delay;
+                let answer = self.store().retry_outbox(&key, *attempt, visible_after);
+                let expected = self.model.transition(&key, |row| {
+                    row.status = OutboxStatus::Pending;
+                    row.attempt = *attempt;
+                    row.visible_after = visible_after;
+                    row.claimed_at = None;
+                });
+                same("retry_outbox", answer, expected)
+            }
+            Op::Fail(key) => {
+                let key = dispatch_key(*key);
+                let answer = self.store().fail_outbox(&key);
+                let expected = self
+                    .model
+                    .transition(&key, |row| row.status = OutboxStatus::Failed);
+                same("fail_outbox", answer, expected)
+            }
+            _ => unreachable!("not an outbox operation"),
+        }
+    }
+
+    fn checkpoint_step(&mut self, op: &Op) -> Step {
+        match op {
+            Op::CheckpointWrite {
+                checkpoint,
+                run,
+                state,
+                expected,
+                written,
+            } => {
+                let id = checkpoint_id(*checkpoint);
+                let stored = self.model.checkpoints.get(&id).map(|c| c.revision);
+                let expected = resolve(expected, stored);
+                let record = Checkpoint {
+                    checkpoint_id: id,
+                    run_id: run.map(run_id),
+                    revision: revision(written, expected),
+                    state: json!({ "state": state }),
+                    updated_at: self.now,
+                };
+                let answer = self.store().compare_and_swap_checkpoint(&record, expected);
+                let modelled = self.model.write_checkpoint(&record, expected);
+                same("compare_and_swap_checkpoint", answer, modelled)
+            }
+            Op::LoadCheckpoint(checkpoint) => {
+                let id = checkpoint_id(*checkpoint);
+                let expected = self.model.load_checkpoint(&id);
+                same(
+                    "load_checkpoint",
+                    self.store().load_checkpoint(&id),
+                    expected,
+                )
+            }
+            _ => unreachable!("not a checkpoint operation"),
+        }
+    }
+
+    fn effect_write(&mut self, write: &EffectWrite) -> Step {
+        let id = effect_id(write.effect);
+        let stored = self.model.effects.get(&id);
+        let (capability, key) = match stored {
+            Some(e) if write.keep_identity => (e.capability_id.clone(), e.idempotency_key.clone()),
+            _ => (
+                capability_id(write.capability),
+                write.key.map(idempotency_key),
+            ),
+        };
+        let expected = resolve(&write.expected, stored.map(|e| e.revision));
+        let record = EffectRecord {
+            effect_id: id,
+            capability_id: capability,
+            idempotency_key: key,
+            revision: revision(&write.written, expected),
+            request: json!({ "call": write.effect }),
+            status: effect_status(write.status),
+            updated_at: self.now,
+        };
+        let answer = self.store().compare_and_swap_effect(&record, expected);
+        let modelled = self.model.write_effect(&record, expected);
+        same("compare_and_swap_effect", answer, modelled)
+    }
+
+    fn compare_everything(&self) -> Step {
+        self.compare_journal()?;
+        self.compare_outbox()?;
+        self.compare_checkpoints()?;
+        self.compare_effects()
+    }
+
+    fn compare_journal(&self) -> Step {
+        let (store, model) = (self.store(), &self.model);
+        for id in (0..WORKFLOWS).map(workflow_id) {
+            same(
+                "read_history",
+                store.read_history(&id),
+                Ok(model.history(&id)),
+            )?;
+            same("head", store.head(&id), Ok(model.head(&id)))?;
+            same("summary", store.workflow_summary(&id), model.summary(&id))?;
+        }
+        let ids = model.journal.keys().cloned().collect();
+        same("list_workflow_ids", store.list_workflow_ids(), Ok(ids))?;
+        let active = model.workflow_ids(|s| !s.is_terminal());
+        same("list_active", store.list_active(), Ok(active))?;
+        let paused = model.workflow_ids(|s| s == WorkflowStatus::Paused);
+        same("list_paused", store.list_paused(), Ok(paused))
+    }
+
+    fn compare_outbox(&self) -> Step {
+        let (store, model) = (self.store(), &self.model);
+        for key in (0..DISPATCH_KEYS).map(dispatch_key) {
+            same(
+                "outbox_row_state",
+                store.outbox_row_state(&key),
+                Ok(model.row_state(&key)),
+            )?;
+        }
+        let rows = model.outbox.values().cloned().collect();
+        same(
+            "list_outbox",
+            store.list_outbox(None, None, u32::MAX),
+            Ok(rows),
+        )?;
+        same(
+            "list_unsettled_workflows",
+            store.list_unsettled_workflows(),
+            Ok(model.live_workflows()),
+        )
+    }
+
+    fn compare_checkpoints(&self) -> Step {
+        let (store, model) = (self.store(), &self.model);
+        for id in (0..CHECKPOINTS).map(checkpoint_id) {
+            same(
+                "load_checkpoint",
+                store.load_checkpoint(&id),
+                model.load_checkpoint(&id),
+            )?;
+        }
+        for run in (0..RUNS).map(run_id) {
+            same(
+                "list_run_checkpoints",
+                store.list_run_checkpoints(&run),
+                Ok(model.run_checkpoints(&run)),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn compare_effects(&self) -> Step {
+        let (store, model) = (self.store(), &self.model);
+        for id in (0..EFFECTS).map(effect_id) {
+            same(
+                "load_effect",
+                store.load_effect(&id),
+                Ok(model.effects.get(&id).cloned()),
+            )?;
+        }
+        for capability in (0..CAPABILITIES).map(capability_id) {
+            for key in (0..IDEMPOTENCY_KEYS).map(idempotency_key) {
+                same(
+                    "find_effect",
+                    store.find_effect(&capability, &key),
+                    Ok(model.find_effect(&capability, &key)),
+                )?;
+            }
+        }
+        let all = model.effects.values().cloned().collect();
+        same("list_effects", store.list_effects(None, u32::MAX), Ok(all))?;
+        same(
+            "list_unresolved_effects",
+            store.list_unresolved_effects(),
+            Ok(model.unresolved_effects()),
+        )
+    }
+}
+
+fn resolve(expected: &Expected, stored: Option<u64>) -> Option<u64> {
+    match expected {
+        Expected::Current => stored,
+        Expected::Create => None,
+        Expected::Stale(n) => Some(*n),
+    }
+}
+
+fn revision(written: &Written, expected: Option<u64>) -> u64 {
+    match written {
+        Written::Implied => expected.map_or(0, |n| n + 1),
+        Written::Other(n) => *n,
+    }
+}
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(DEFAULT_CASES);
+    ProptestConfig {
+        cases,
+        // Beside this file, since a test under tests/ has no lib.rs for the default to find.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn store_agrees_with_the_model(ops in prop::collection::vec(op_strategy(), 1..=MAX_OPS)) {
+        let mut harness = Harness::new();
+        for (index, op) in ops.iter().enumerate() {
+            harness
+                .step(op)
+                .map_err(|e| TestCaseError::fail(format!("operation {index} {op:?}: {e}")))?;
+        }
+        harness
+            .compare_everything()
+            .map_err(|e| TestCaseError::fail(format!("final state: {e}")))?;
+    }
+}
