@@ -100,6 +100,12 @@ impl SqliteStore {
         durability: Durability,
     ) -> Result<Self> {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        if medium == Medium::Sahpool {
+            // sahpool has no shared memory: a database left in WAL mode can be read at all
+            // only under exclusive locking, so this comes before the first read. It changes
+            // nothing in the file.
+            conn.pragma_update_and_check(None, "locking_mode", "EXCLUSIVE", |_| Ok(()))?;
+        }
         // Refuse a newer database before any setting touches its file.
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;

@@ -13,17 +13,17 @@ macro_rules! cases {
     };
 }
 
-pub mod journal;
-pub mod timers;
-pub mod outbox;
-pub mod visibility;
-pub mod namespaces;
-pub mod packages;
-pub mod checkpoints;
-pub mod effects;
-pub mod run_journal;
 pub mod artifacts;
+pub mod checkpoints;
 pub mod conversations;
+pub mod effects;
+pub mod journal;
+pub mod namespaces;
+pub mod outbox;
+pub mod packages;
+pub mod run_journal;
+pub mod timers;
+pub mod visibility;
 
 use runstore::SqliteStore;
 
