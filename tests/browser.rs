@@ -41,6 +41,10 @@ impl Opfs {
         let pool = install_pool(pool_name)
             .await
             .expect("install the OPFS pool");
+        // A run that failed part-way may have left databases behind in this browser profile.
+        for db in pool.databases().unwrap() {
+            pool.delete(&db).unwrap();
+        }
         pool.reserve(CONFORMANCE_SLOTS)
             .await
             .expect("reserve slots");
@@ -222,6 +226,9 @@ async fn a_second_opener_is_busy_at_once_and_takes_over_after_close() {
     let started = now();
     let refused = install_pool("contended").await;
     let waited = now() - started;
+    wasm_bindgen_test::console_log!(
+        "a second install in this worker was refused after {waited} ms"
+    );
     let error = expect_code(refused.map(|_| ()), "BUSY");
     assert!(error.to_string().contains("contended"), "{error}");
     assert!(waited < 500.0, "BUSY took {waited} ms");
@@ -240,6 +247,101 @@ async fn a_second_opener_is_busy_at_once_and_takes_over_after_close() {
 }
 
 #[wasm_bindgen_test]
+async fn another_worker_is_busy_while_the_pool_is_held_and_reads_it_after_close() {
+    let pool = install_pool("shared-between-workers").await.unwrap();
+    pool.delete("/handover.db").unwrap();
+    let store = pool.open("/handover.db", Durability::Full).unwrap();
+    store.append("wf", &[custom("mine", 1)], 0).unwrap();
+
+    let started = now();
+    let reply = in_another_worker("shared-between-workers", "/handover.db").await;
+    let waited = now() - started;
+    wasm_bindgen_test::console_log!("another worker answered {reply} after {waited} ms");
+    assert_eq!(reply, "BUSY");
+    // Includes starting the worker and loading the module there.
+    assert!(waited < 3_000.0, "BUSY took {waited} ms");
+
+    store.append("wf", &[custom("still mine", 2)], 1).unwrap();
+    drop(store);
+    pool.close().await.unwrap();
+
+    let reply = in_another_worker("shared-between-workers", "/handover.db").await;
+    assert_eq!(reply, "OK mine,still mine");
+
+    let pool = install_pool("shared-between-workers").await.unwrap();
+    assert!(pool.delete("/handover.db").unwrap());
+    pool.close().await.unwrap();
+}
+
+/// Runs [`open_in_another_worker`] in a new dedicated worker of this origin, loading this test
+/// module there, and returns its answer.
+async fn in_another_worker(pool: &str, db: &str) -> String {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    let global = js_sys::global();
+    let location = js_sys::Reflect::get(&global, &"location".into()).unwrap();
+    let origin = js_sys::Reflect::get(&location, &"origin".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    // The test runner serves this test's module at /wasm-bindgen-test.
+    let source = format!(
+        r#"import init, {{ open_in_another_worker }} from "{origin}/wasm-bindgen-test";
+self.onmessage = async (event) => {{
+  try {{
+    await init("{origin}/wasm-bindgen-test_bg.wasm");
+    postMessage(await open_in_another_worker(event.data[0], event.data[1]));
+  }} catch (error) {{
+    postMessage("JS " + error);
+  }}
+}};"#
+    );
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(
+        &js_sys::Array::of1(&source.into()),
+        &options,
+    )
+    .unwrap();
+    let url = web_sys::Url::create_object_url_with_blob(&blob).unwrap();
+    let worker_options = web_sys::WorkerOptions::new();
+    worker_options.set_type(web_sys::WorkerType::Module);
+    let worker = web_sys::Worker::new_with_options(&url, &worker_options).unwrap();
+    let reply = js_sys::Promise::new(&mut |resolve, reject| {
+        worker.set_onmessage(Some(&resolve));
+        worker.set_onerror(Some(&reject));
+    });
+    worker
+        .post_message(&js_sys::Array::of2(&pool.into(), &db.into()))
+        .unwrap();
+    let event = JsFuture::from(reply)
+        .await
+        .expect("the other worker failed");
+    worker.terminate();
+    web_sys::Url::revoke_object_url(&url).unwrap();
+    let event: web_sys::MessageEvent = event.unchecked_into();
+    event.data().as_string().unwrap()
+}
+
+/// In another worker: opens `db` of `pool` and lists its workflow `wf`'s event names as
+/// `"OK a,b"`, or answers the error code.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub async fn open_in_another_worker(pool: String, db: String) -> String {
+    async fn read(pool: &str, db: &str) -> runstore::Result<Vec<String>> {
+        let pool = install_pool(pool).await?;
+        let store = pool.open(db, Durability::Full)?;
+        let names = names(&store, "wf");
+        drop(store);
+        pool.close().await?;
+        Ok(names)
+    }
+    match read(&pool, &db).await {
+        Ok(names) => format!("OK {}", names.join(",")),
+        Err(error) => error.code().to_owned(),
+    }
+}
+
+#[wasm_bindgen_test]
 async fn files_held_by_another_context_make_install_busy_and_delete_nothing() {
     let pool = install_pool("held").await.unwrap();
     pool.delete("/kept.db").unwrap();
@@ -249,16 +351,24 @@ async fn files_held_by_another_context_make_install_busy_and_delete_nothing() {
     pool.close().await.unwrap();
 
     // Something outside the store (the official SQLite build, a worker still shutting down)
-    // holds a sync access handle on the pool's lock file; it does not use the Web Lock.
-    let handle = open_sync_handle("held", ".lock").await;
-    let started = now();
-    let refused = install_pool("held").await;
-    let waited = now() - started;
-    expect_code(refused.map(|_| ()), "BUSY");
-    assert!(waited < 5_000.0, "BUSY took {waited} ms");
-    handle.close();
+    // holds a sync access handle on one of the pool's files without taking the Web Lock:
+    // first the pool's lock file, which install takes first, then the slot it reaches last,
+    // after it has acquired every other file.
+    let last_slot = format!(".opaque/{}", last_entry("held/.opaque").await);
+    for held in [".lock", last_slot.as_str()] {
+        let handle = open_sync_handle(&format!("held/{held}")).await;
+        let started = now();
+        let refused = install_pool("held").await;
+        let waited = now() - started;
+        wasm_bindgen_test::console_log!("with {held} held, install was refused after {waited} ms");
+        expect_code(refused.map(|_| ()), "BUSY");
+        // Bounded: a short retry for handles released late, then BUSY.
+        assert!(waited < 5_000.0, "BUSY took {waited} ms with {held} held");
+        handle.close();
+    }
 
-    // The refused install released its Web Lock and handles and deleted nothing.
+    // The refused installs released their Web Lock and every handle they had acquired, and
+    // deleted nothing.
     let pool = install_pool("held").await.unwrap();
     let store = pool.open("/kept.db", Durability::Full).unwrap();
     assert_eq!(names(&store, "wf"), ["kept"]);
@@ -267,24 +377,52 @@ async fn files_held_by_another_context_make_install_busy_and_delete_nothing() {
     pool.close().await.unwrap();
 }
 
-/// Opens a sync access handle on `file` in the OPFS directory `dir`.
-async fn open_sync_handle(dir: &str, file: &str) -> web_sys::FileSystemSyncAccessHandle {
+async fn directory(path: &str) -> web_sys::FileSystemDirectoryHandle {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
     let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    let root: web_sys::FileSystemDirectoryHandle =
+    let mut dir: web_sys::FileSystemDirectoryHandle =
         JsFuture::from(scope.navigator().storage().get_directory())
             .await
             .unwrap()
             .unchecked_into();
-    let dir: web_sys::FileSystemDirectoryHandle = JsFuture::from(root.get_directory_handle(dir))
-        .await
-        .unwrap()
-        .unchecked_into();
-    let file: web_sys::FileSystemFileHandle = JsFuture::from(dir.get_file_handle(file))
-        .await
-        .unwrap()
-        .unchecked_into();
+    for part in path.split('/') {
+        dir = JsFuture::from(dir.get_directory_handle(part))
+            .await
+            .unwrap()
+            .unchecked_into();
+    }
+    dir
+}
+
+/// The name of the last entry of the OPFS directory `path`, in iteration order.
+async fn last_entry(path: &str) -> String {
+    use wasm_bindgen_futures::JsFuture;
+    let keys = directory(path).await.keys();
+    let mut last = None;
+    loop {
+        let next = JsFuture::from(keys.next().unwrap()).await.unwrap();
+        let done = js_sys::Reflect::get(&next, &"done".into()).unwrap();
+        if done.is_truthy() {
+            break;
+        }
+        last = js_sys::Reflect::get(&next, &"value".into())
+            .unwrap()
+            .as_string();
+    }
+    last.expect("the directory has entries")
+}
+
+/// Opens a sync access handle on the OPFS file at `path`.
+async fn open_sync_handle(path: &str) -> web_sys::FileSystemSyncAccessHandle {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    let (dir, file) = path.rsplit_once('/').unwrap();
+    let file: web_sys::FileSystemFileHandle =
+        JsFuture::from(directory(dir).await.get_file_handle(file))
+            .await
+            .unwrap()
+            .unchecked_into();
     JsFuture::from(file.create_sync_access_handle())
         .await
         .unwrap()

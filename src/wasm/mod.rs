@@ -12,12 +12,17 @@
 //! `.opfs-sahpool`: sqlite-wasm-vfs 0.3 does not write the slot digest the official build checks,
 //! so a slot shared with it could later be discarded by the official build.
 //!
-//! ```ignore
+//! ```no_run
+//! # async fn example() -> runstore::Result<()> {
+//! use runstore::{Durability, EventJournal};
+//!
 //! let pool = runstore::wasm::install_pool("my-app").await?;
 //! let store = pool.open("/app.db", Durability::Full)?;
-//! // ... use the store ...
+//! assert_eq!(store.head("order-42")?, 0);
 //! drop(store);
-//! pool.close()?;
+//! pool.close().await?;
+//! # Ok(())
+//! # }
 //! ```
 
 mod errors;
