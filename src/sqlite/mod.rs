@@ -148,11 +148,11 @@ impl SqliteStore {
 ///   checksums keep the database consistent.
 ///
 /// Measured in headless Chromium 156 (sahpool, single-event appends of about 200 bytes, each
-/// its own transaction, 1000 per run, median of 7; two runs on a loaded 2-core machine; see
-/// docs/durability.md): WAL+FULL 1484 and 2456/s, WAL+NORMAL 3816 and 9561/s,
-/// TRUNCATE+FULL 611 and 879/s. The rollback journal (TRUNCATE, the only one sahpool can use
-/// safely) is 2.4-2.8 times slower than WAL at the same strength and promises nothing more,
-/// so WAL it is for both levels.
+/// its own transaction, 1000 per run, median of 7; three runs on a loaded 2-core machine; see
+/// docs/durability.md): WAL+FULL 1484, 2456, 2417/s; WAL+NORMAL 3816, 9561, 8334/s;
+/// TRUNCATE+FULL 611, 879, 880/s. The rollback journal (TRUNCATE, the only one sahpool can
+/// use safely) is 2.4-2.8 times slower than WAL at the same strength and promises nothing
+/// more, so WAL it is for both levels.
 fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Result<()> {
     conn.pragma_update(None, "foreign_keys", true)?;
     let synchronous = match durability {
