@@ -9,9 +9,8 @@ source scripts/env.sh
 
 step() { printf '\n=== %s\n' "$*"; }
 
-step "format and lint (native)"
-cargo fmt --check
-cargo clippy --all-targets --quiet -- -D warnings
+step "format and lint (native and wasm32)"
+bash scripts/lint.sh
 
 step "native tests"
 cargo test --quiet

@@ -21,6 +21,8 @@
 pub mod error;
 pub mod model;
 mod sqlite;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub mod wasm;
 
 pub use error::{Error, Result};
 pub use model::artifacts::*;

@@ -1,4 +1,5 @@
 //! The conformance suite natively, on a file database and on memory.
+#![cfg(not(target_arch = "wasm32"))]
 
 #[macro_use]
 mod conformance;

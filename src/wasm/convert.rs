@@ -68,7 +68,10 @@ fn check_value(path: &str, value: &JsValue, depth: usize) -> Result<(), Error> {
     }
     if let Some(number) = value.as_f64() {
         if !number.is_finite() {
-            return Err(Error::invalid(path, format!("{number} is not a finite number")));
+            return Err(Error::invalid(
+                path,
+                format!("{number} is not a finite number"),
+            ));
         }
     } else if let Some(text) = value.dyn_ref::<JsString>() {
         check_text(path, text)?;
@@ -97,7 +100,10 @@ fn check_text(path: &str, text: &JsString) -> Result<(), Error> {
     if text.is_valid_utf16() {
         Ok(())
     } else {
-        Err(Error::invalid(path, "contains a lone surrogate (not valid Unicode)"))
+        Err(Error::invalid(
+            path,
+            "contains a lone surrogate (not valid Unicode)",
+        ))
     }
 }
 

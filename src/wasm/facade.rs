@@ -56,6 +56,14 @@ impl RunStoreCore {
         });
         output(store.and_then(op))
     }
+
+    /// As [`RunStoreCore::call`] for an operation that answers nothing: JS gets `undefined`.
+    pub(super) fn call_unit(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<()>,
+    ) -> Result<JsValue, JsValue> {
+        self.call(op).map(|_| JsValue::UNDEFINED)
+    }
 }
 
 #[wasm_bindgen]

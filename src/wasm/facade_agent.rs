@@ -9,7 +9,6 @@ use crate::*;
 
 #[wasm_bindgen]
 impl RunStoreCore {
-
     // ----- checkpoints -----
 
     /// The stored checkpoint; NOT_FOUND when absent.
@@ -23,7 +22,7 @@ impl RunStoreCore {
     }
 
     /// Creates (expectedRevision null, revision 0) or updates (revision expected + 1) a checkpoint; CONFLICT when the stored revision differs.
-    #[wasm_bindgen(js_name = compareAndSwapCheckpoint, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = compareAndSwapCheckpoint, unchecked_return_type = "undefined")]
     pub fn compare_and_swap_checkpoint(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Checkpoint")] checkpoint: JsValue,
@@ -31,7 +30,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let checkpoint: Checkpoint = input("checkpoint", checkpoint)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call(|s| s.compare_and_swap_checkpoint(&checkpoint, expected_revision))
+        self.call_unit(|s| s.compare_and_swap_checkpoint(&checkpoint, expected_revision))
     }
 
     /// The checkpoints of a run, by id.
@@ -69,7 +68,7 @@ impl RunStoreCore {
     }
 
     /// Creates or updates an effect record under a revision check; IDEMPOTENCY_CONFLICT when its key belongs to another effect.
-    #[wasm_bindgen(js_name = compareAndSwapEffect, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = compareAndSwapEffect, unchecked_return_type = "undefined")]
     pub fn compare_and_swap_effect(
         &self,
         #[wasm_bindgen(unchecked_param_type = "EffectRecord")] record: JsValue,
@@ -77,14 +76,12 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let record: EffectRecord = input("record", record)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call(|s| s.compare_and_swap_effect(&record, expected_revision))
+        self.call_unit(|s| s.compare_and_swap_effect(&record, expected_revision))
     }
 
     /// Effects left started or outcome-unknown, to reconcile after a crash.
     #[wasm_bindgen(js_name = listUnresolvedEffects, unchecked_return_type = "EffectRecord[]")]
-    pub fn list_unresolved_effects(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_unresolved_effects(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_unresolved_effects())
     }
 
@@ -103,13 +100,13 @@ impl RunStoreCore {
     // ----- run journal -----
 
     /// Records an agent-run event; CONFLICT for a taken id or (run, sequence).
-    #[wasm_bindgen(js_name = recordRunEvent, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = recordRunEvent, unchecked_return_type = "undefined")]
     pub fn record_run_event(
         &self,
         #[wasm_bindgen(unchecked_param_type = "RunEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
         let event: RunEvent = input("event", event)?;
-        self.call(|s| s.record_run_event(&event))
+        self.call_unit(|s| s.record_run_event(&event))
     }
 
     /// A run's events in sequence order.
@@ -124,9 +121,7 @@ impl RunStoreCore {
 
     /// Every run id with events.
     #[wasm_bindgen(js_name = listRunIds, unchecked_return_type = "string[]")]
-    pub fn list_run_ids(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_run_ids(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_run_ids())
     }
 
@@ -201,7 +196,7 @@ impl RunStoreCore {
     }
 
     /// Saves a conversation's state under a revision check.
-    #[wasm_bindgen(js_name = saveConversation, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = saveConversation, unchecked_return_type = "undefined")]
     pub fn save_conversation(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ConversationState")] state: JsValue,
@@ -209,6 +204,6 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let state: ConversationState = input("state", state)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call(|s| s.save_conversation(&state, expected_revision))
+        self.call_unit(|s| s.save_conversation(&state, expected_revision))
     }
 }

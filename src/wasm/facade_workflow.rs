@@ -9,7 +9,6 @@ use crate::*;
 
 #[wasm_bindgen]
 impl RunStoreCore {
-
     // ----- workflow event journal -----
 
     /// Appends events when the stored head equals `expectedSeq`; returns the new head. SEQUENCE_CONFLICT otherwise.
@@ -76,25 +75,19 @@ impl RunStoreCore {
 
     /// Every workflow id with events.
     #[wasm_bindgen(js_name = listWorkflowIds, unchecked_return_type = "string[]")]
-    pub fn list_workflow_ids(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_workflow_ids(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_workflow_ids())
     }
 
     /// Ids of workflows whose status is not terminal.
     #[wasm_bindgen(js_name = listActive, unchecked_return_type = "string[]")]
-    pub fn list_active(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_active(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_active())
     }
 
     /// Ids of paused workflows.
     #[wasm_bindgen(js_name = listPaused, unchecked_return_type = "string[]")]
-    pub fn list_paused(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_paused(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_paused())
     }
 
@@ -130,16 +123,14 @@ impl RunStoreCore {
 
     /// The first stored event this code cannot decode, or null.
     #[wasm_bindgen(js_name = findUndecodableEvent, unchecked_return_type = "UndecodableEvent | null")]
-    pub fn find_undecodable_event(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn find_undecodable_event(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.find_undecodable_event())
     }
 
     // ----- durable timers -----
 
     /// Schedules a timer, replacing the fire time of one with the same ids.
-    #[wasm_bindgen(js_name = scheduleTimer, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = scheduleTimer, unchecked_return_type = "undefined")]
     pub fn schedule_timer(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
@@ -149,7 +140,7 @@ impl RunStoreCore {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let timer_id: String = input("timerId", timer_id)?;
         let fire_at: Millis = input("fireAt", fire_at)?;
-        self.call(|s| s.schedule_timer(&workflow_id, &timer_id, fire_at))
+        self.call_unit(|s| s.schedule_timer(&workflow_id, &timer_id, fire_at))
     }
 
     /// Timers due at `asOf`, by fire time.
@@ -176,9 +167,7 @@ impl RunStoreCore {
 
     /// Every timer, by fire time.
     #[wasm_bindgen(js_name = listTimers, unchecked_return_type = "Timer[]")]
-    pub fn list_timers(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_timers(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_timers())
     }
 
@@ -209,27 +198,27 @@ impl RunStoreCore {
     }
 
     /// Marks a live row done.
-    #[wasm_bindgen(js_name = completeOutbox, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = completeOutbox, unchecked_return_type = "undefined")]
     pub fn complete_outbox(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
-        self.call(|s| s.complete_outbox(&dispatch_key))
+        self.call_unit(|s| s.complete_outbox(&dispatch_key))
     }
 
     /// Marks several live rows done in one transaction, all or none.
-    #[wasm_bindgen(js_name = completeOutboxBatch, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = completeOutboxBatch, unchecked_return_type = "undefined")]
     pub fn complete_outbox_batch(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string[]")] dispatch_keys: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_keys: Vec<String> = input("dispatchKeys", dispatch_keys)?;
-        self.call(|s| s.complete_outbox_batch(&dispatch_keys))
+        self.call_unit(|s| s.complete_outbox_batch(&dispatch_keys))
     }
 
     /// Returns a live row to pending with its next attempt and a later fence.
-    #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "undefined")]
     pub fn retry_outbox(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
@@ -239,17 +228,17 @@ impl RunStoreCore {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
         let next_attempt: u32 = input("nextAttempt", next_attempt)?;
         let visible_after: Millis = input("visibleAfter", visible_after)?;
-        self.call(|s| s.retry_outbox(&dispatch_key, next_attempt, visible_after))
+        self.call_unit(|s| s.retry_outbox(&dispatch_key, next_attempt, visible_after))
     }
 
     /// Moves a live row to the dead letter state `failed`.
-    #[wasm_bindgen(js_name = failOutbox, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = failOutbox, unchecked_return_type = "undefined")]
     pub fn fail_outbox(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
-        self.call(|s| s.fail_outbox(&dispatch_key))
+        self.call_unit(|s| s.fail_outbox(&dispatch_key))
     }
 
     /// Cancels every live row of a workflow; returns their keys.
@@ -290,9 +279,7 @@ impl RunStoreCore {
 
     /// Ids of workflows with pending or claimed rows.
     #[wasm_bindgen(js_name = listUnsettledWorkflows, unchecked_return_type = "string[]")]
-    pub fn list_unsettled_workflows(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_unsettled_workflows(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_unsettled_workflows())
     }
 
@@ -343,13 +330,13 @@ impl RunStoreCore {
     // ----- visibility -----
 
     /// Inserts or replaces a workflow's visibility record.
-    #[wasm_bindgen(js_name = upsertVisibility, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = upsertVisibility, unchecked_return_type = "undefined")]
     pub fn upsert_visibility(
         &self,
         #[wasm_bindgen(unchecked_param_type = "VisibilityRecord")] record: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: VisibilityRecord = input("record", record)?;
-        self.call(|s| s.upsert_visibility(&record))
+        self.call_unit(|s| s.upsert_visibility(&record))
     }
 
     /// One record, or null.
@@ -424,14 +411,12 @@ impl RunStoreCore {
 
     /// Every namespace, oldest first.
     #[wasm_bindgen(js_name = listNamespaces, unchecked_return_type = "NamespaceRecord[]")]
-    pub fn list_namespaces(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_namespaces(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_namespaces())
     }
 
     /// Sets (or, with null, clears) a namespace's placement.
-    #[wasm_bindgen(js_name = setNamespacePlacement, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = setNamespacePlacement, unchecked_return_type = "undefined")]
     pub fn set_namespace_placement(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
@@ -439,7 +424,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let name: String = input("name", name)?;
         let placement: serde_json::Value = input("placement", placement)?;
-        self.call(|s| s.set_namespace_placement(&name, &placement))
+        self.call_unit(|s| s.set_namespace_placement(&name, &placement))
     }
 
     /// Deprecates a namespace; false when it already was.
@@ -455,17 +440,17 @@ impl RunStoreCore {
     // ----- packages -----
 
     /// Stores a package and routes its type to it, atomically.
-    #[wasm_bindgen(js_name = putPackage, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = putPackage, unchecked_return_type = "undefined")]
     pub fn put_package(
         &self,
         #[wasm_bindgen(unchecked_param_type = "PackageRecord")] record: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: PackageRecord = input("record", record)?;
-        self.call(|s| s.put_package(&record))
+        self.call_unit(|s| s.put_package(&record))
     }
 
     /// Stores a package once and routes every member type to it, atomically.
-    #[wasm_bindgen(js_name = putPackageForTypes, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = putPackageForTypes, unchecked_return_type = "undefined")]
     pub fn put_package_for_types(
         &self,
         #[wasm_bindgen(unchecked_param_type = "PackageRecord")] record: JsValue,
@@ -473,7 +458,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let record: PackageRecord = input("record", record)?;
         let member_types: Vec<String> = input("memberTypes", member_types)?;
-        self.call(|s| s.put_package_for_types(&record, &member_types))
+        self.call_unit(|s| s.put_package_for_types(&record, &member_types))
     }
 
     /// One package, or null.
@@ -490,9 +475,7 @@ impl RunStoreCore {
 
     /// Every package in deploy order.
     #[wasm_bindgen(js_name = listPackages, unchecked_return_type = "PackageRecord[]")]
-    pub fn list_packages(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_packages(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_packages())
     }
 
@@ -509,7 +492,7 @@ impl RunStoreCore {
     }
 
     /// Routes a workflow type to a stored package hash.
-    #[wasm_bindgen(js_name = setPackageRoute, unchecked_return_type = "void")]
+    #[wasm_bindgen(js_name = setPackageRoute, unchecked_return_type = "undefined")]
     pub fn set_package_route(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] workflow_type: JsValue,
@@ -517,14 +500,12 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         let content_hash: String = input("contentHash", content_hash)?;
-        self.call(|s| s.set_package_route(&workflow_type, &content_hash))
+        self.call_unit(|s| s.set_package_route(&workflow_type, &content_hash))
     }
 
     /// Every route, by type.
     #[wasm_bindgen(js_name = listPackageRoutes, unchecked_return_type = "PackageRoute[]")]
-    pub fn list_package_routes(
-        &self,
-    ) -> Result<JsValue, JsValue> {
+    pub fn list_package_routes(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.list_package_routes())
     }
 

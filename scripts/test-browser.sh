@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the browser tests in headless Chromium: the conformance suite on OPFS (sahpool) and on
+# memory in a dedicated worker, the OPFS-only behaviour (reopen, BUSY, pool limits), and the
+# main-thread tests (OPFS_UNAVAILABLE, memory). Needs what scripts/setup.sh installs.
+# Headless Chrome as root reads its flags from webdriver.json next to Cargo.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+started=$(date +%s)
+wasm_env wasm-pack test --headless --chrome
+echo "browser tests took $(( $(date +%s) - started )) s"

@@ -1,0 +1,371 @@
+//! Opening stores in the browser: persistent ones in OPFS through the sqlite-wasm-vfs `sahpool`
+//! VFS (dedicated workers only), in-memory ones anywhere. Persistence is always chosen by the
+//! caller: when OPFS cannot be used the answer is [`Error::OpfsUnavailable`], never a quiet
+//! switch to memory.
+//!
+//! One [`OpfsPool`] owns a directory of pre-opened OPFS files. Only one context (tab or worker)
+//! of an origin can hold a pool: a second [`install_pool`] of the same name, from any worker or
+//! tab (or the same worker), fails promptly with [`Error::Busy`] and leaves the pool's files
+//! untouched.
+//!
+//! The pool lives in a directory of its own, never the official SQLite wasm build's default
+//! `.opfs-sahpool`: sqlite-wasm-vfs 0.3 does not write the slot digest the official build checks,
+//! so a slot shared with it could later be discarded by the official build.
+//!
+//! ```no_run
+//! # async fn example() -> runstore::Result<()> {
+//! use runstore::{Durability, EventJournal};
+//!
+//! let pool = runstore::wasm::install_pool("my-app").await?;
+//! let store = pool.open("/app.db", Durability::Full)?;
+//! assert_eq!(store.head("order-42")?, 0);
+//! drop(store);
+//! pool.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod convert;
+mod errors;
+mod facade;
+mod facade_agent;
+mod facade_workflow;
+mod lock;
+mod time;
+
+pub use facade::RunStoreCore;
+
+use rusqlite::{Connection, OpenFlags};
+use sqlite_wasm_rs::vfs::transfer::DbTransfer;
+use sqlite_wasm_rs::vfs::VfsFilesManager;
+use sqlite_wasm_rs::WasmOsCallback;
+use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
+use wasm_bindgen::JsCast;
+
+use crate::error::{Error, Result};
+use crate::sqlite::{Durability, Medium, SqliteStore};
+use lock::WebLock;
+
+/// Slots a new pool holds: a database takes one for its file and one for its WAL.
+pub const DEFAULT_POOL_SLOTS: usize = 6;
+
+/// How long installing may keep failing because another context still holds the pool's files
+/// (Chrome can release them a moment after a reload) before the answer is BUSY.
+const HANDLE_RETRY_MS: i32 = 1_500;
+
+/// The longest one install attempt may take.
+const INSTALL_MS: i32 = 10_000;
+
+/// The files a database uses next to its main file.
+const SIDECARS: [&str; 2] = ["-wal", "-journal"];
+
+/// Opens a private in-memory store, in any context (window, worker).
+///
+/// # Errors
+/// [`Error::Backend`] when SQLite cannot allocate the database.
+pub fn open_in_memory() -> Result<SqliteStore> {
+    SqliteStore::open_in_memory()
+}
+
+/// Installs the OPFS pool `name` (the OPFS directory `name`, holding every database of the
+/// pool) in this dedicated worker and takes the origin-wide Web Lock of the same name for as
+/// long as the pool stays open.
+///
+/// `name` is 1 to 64 ASCII letters, digits, `-`, `_` or `.`, not starting with `.` (which
+/// keeps it off the official build's `.opfs-sahpool`).
+///
+/// # Errors
+/// - [`Error::InvalidInput`] for a bad `name`.
+/// - [`Error::OpfsUnavailable`] outside a dedicated worker, without OPFS or Web Locks, or in
+///   private browsing.
+/// - [`Error::Busy`] when another tab or worker (or this worker) holds the pool, or the
+///   browser did not answer in time. Nothing is deleted and nothing stays acquired.
+/// - [`Error::Corrupt`] when a pool file has an unreadable header; [`Error::StorageFull`] when
+///   the quota does not allow the pool's files; [`Error::Backend`] otherwise.
+pub async fn install_pool(name: &str) -> Result<OpfsPool> {
+    check_pool_name(name)?;
+    check_opfs()?;
+    let Some(lock) = WebLock::try_acquire(&lock_name(name)).await? else {
+        return Err(Error::Busy {
+            message: format!("OPFS pool {name} is held by another tab or worker"),
+        });
+    };
+    match install_with_retry(name).await {
+        Ok(util) => Ok(OpfsPool {
+            name: name.to_owned(),
+            util,
+            lock: std::cell::RefCell::new(Some(lock)),
+        }),
+        Err(error) => {
+            // sqlite-wasm-vfs has closed the handles the failed install acquired; the lock
+            // goes too, and the install's error is the one worth reporting.
+            let _ = lock.release().await;
+            Err(error)
+        }
+    }
+}
+
+/// Names the Web Lock after the pool.
+fn lock_name(pool: &str) -> String {
+    format!("runstore-pool:{pool}")
+}
+
+fn check_pool_name(name: &str) -> Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty() || name.len() > 64 || name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(Error::invalid(
+            "pool",
+            format!("{name:?} must be 1 to 64 of A-Z a-z 0-9 - _ . and not start with ."),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses contexts without synchronous OPFS access before anything is requested.
+fn check_opfs() -> Result<()> {
+    let global = js_sys::global();
+    if global
+        .dyn_ref::<web_sys::DedicatedWorkerGlobalScope>()
+        .is_none()
+    {
+        return Err(Error::OpfsUnavailable {
+            message: "OPFS sync access handles exist only in a dedicated worker".into(),
+        });
+    }
+    let has = |object: &wasm_bindgen::JsValue, key: &str| {
+        js_sys::Reflect::get(object, &key.into()).is_ok_and(|v| !v.is_undefined() && !v.is_null())
+    };
+    let navigator = js_sys::Reflect::get(&global, &"navigator".into()).unwrap_or_default();
+    let storage = js_sys::Reflect::get(&navigator, &"storage".into()).unwrap_or_default();
+    if !has(&global, "FileSystemSyncAccessHandle") || !has(&storage, "getDirectory") {
+        return Err(Error::OpfsUnavailable {
+            message:
+                "this browser has no OPFS sync access handles (navigator.storage.getDirectory, \
+                      FileSystemSyncAccessHandle)"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
+/// Installs the pool, retrying with a growing pause while another context still holds its
+/// files, for at most [`HANDLE_RETRY_MS`].
+async fn install_with_retry(name: &str) -> Result<OpfsSAHPoolUtil> {
+    let config = OpfsSAHPoolCfgBuilder::new()
+        .vfs_name(name)
+        .directory(name)
+        .initial_capacity(DEFAULT_POOL_SLOTS)
+        .build();
+    let mut waited = 0;
+    let mut pause = 50;
+    loop {
+        let attempt = sahpool::install::<WasmOsCallback>(&config, false);
+        match time::within(INSTALL_MS, "installing the OPFS pool", attempt).await? {
+            Ok(util) => return Ok(util),
+            Err(error) if errors::is_handle_held(&error) && waited < HANDLE_RETRY_MS => {
+                time::sleep(pause).await;
+                waited += pause;
+                pause *= 2;
+            }
+            Err(error) => return Err(errors::pool(error)),
+        }
+    }
+}
+
+/// An installed OPFS pool: the databases in its directory, and the Web Lock that keeps other
+/// tabs and workers out while it is open.
+///
+/// Open stores with [`OpfsPool::open`]; drop them, then [`OpfsPool::close`]. Dropping an open
+/// pool closes it when no store of it is open; otherwise its files and lock stay held until
+/// the worker ends.
+pub struct OpfsPool {
+    name: String,
+    util: OpfsSAHPoolUtil,
+    lock: std::cell::RefCell<Option<WebLock>>,
+}
+
+impl std::fmt::Debug for OpfsPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpfsPool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpfsPool {
+    /// The pool's name (its OPFS directory and Web Lock).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Opens (creating if needed) the database `db` of this pool, on one connection.
+    /// File names are kept with a leading slash (`"app.db"` is `"/app.db"`), as the official
+    /// SQLite wasm build looks them up.
+    ///
+    /// # Errors
+    /// - [`Error::Busy`] when a store of this pool already has `db` open (the VFS does not
+    ///   coordinate two connections), [`Error::InvalidInput`] for a bad name.
+    /// - [`Error::StorageFull`] when the pool has too few free slots (see
+    ///   [`OpfsPool::reserve`]) or the quota is exhausted.
+    /// - [`Error::SchemaTooNew`], [`Error::Corrupt`], [`Error::Backend`] as
+    ///   [`SqliteStore::open`]; a closed pool is [`Error::Backend`].
+    pub fn open(&self, db: &str, durability: Durability) -> Result<SqliteStore> {
+        let path = db_path(db)?;
+        self.check_open()?;
+        self.refuse_in_use(&path)?;
+        self.check_slots(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags_and_vfs(&path, flags, self.name.as_str())?;
+        SqliteStore::from_connection(conn, Medium::Sahpool, durability)
+    }
+
+    /// Deletes the database `db` and its journal files from the pool, freeing their slots.
+    /// Returns whether the database existed.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] while a store has it open; [`Error::InvalidInput`] for a bad name;
+    /// [`Error::Backend`] when the pool is closed or OPFS fails.
+    pub fn delete(&self, db: &str) -> Result<bool> {
+        let path = db_path(db)?;
+        self.check_open()?;
+        let existed = self.util.remove(&path).map_err(errors::pool)?;
+        for sidecar in SIDECARS {
+            self.util
+                .remove(&format!("{path}{sidecar}"))
+                .map_err(errors::pool)?;
+        }
+        Ok(existed)
+    }
+
+    /// The databases of this pool, with their leading slash.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the pool is closed.
+    pub fn databases(&self) -> Result<Vec<String>> {
+        self.check_open()?;
+        let mut names = self.util.names().map_err(errors::pool)?;
+        names.retain(|name| !SIDECARS.iter().any(|s| name.ends_with(s)));
+        names.sort();
+        Ok(names)
+    }
+
+    /// Makes sure the pool has at least `free` unused slots (each database needs two: its file
+    /// and its WAL).
+    ///
+    /// # Errors
+    /// [`Error::StorageFull`] when the quota does not allow more files; [`Error::Busy`] while
+    /// a store is being opened; [`Error::Backend`] when the pool is closed or OPFS fails.
+    pub async fn reserve(&self, free: usize) -> Result<()> {
+        self.check_open()?;
+        let used = self.util.len().map_err(errors::pool)?;
+        self.util
+            .ensure_capacity(used + free)
+            .await
+            .map_err(errors::pool)
+    }
+
+    /// Closes the pool: releases its OPFS files, then its Web Lock, so that once this returns
+    /// another tab or worker can install it. Closing a closed pool does nothing.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] while a store opened from this pool is still open; the pool then stays
+    /// open and usable, and `close` can be called again after dropping the store.
+    /// [`Error::Busy`] too when the browser does not confirm the lock's release in time (the
+    /// pool is closed then).
+    pub async fn close(&self) -> Result<()> {
+        if self.util.is_uninstalled() {
+            return Ok(());
+        }
+        // SAFETY: every connection on this VFS is opened by `open` on a named file, so a
+        // connection on it holds a file open; `uninstall` checks that none is and fails
+        // otherwise. The pool is not SQLite's default VFS, so no other connection uses it.
+        unsafe { self.util.uninstall() }.map_err(|error| match error {
+            OpfsSAHError::FilesInUse => Error::Busy {
+                message: format!("a store of OPFS pool {} is still open", self.name),
+            },
+            other => errors::pool(other),
+        })?;
+        let lock = self.lock.borrow_mut().take();
+        match lock {
+            Some(lock) => lock.release().await,
+            None => Ok(()),
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.util.is_uninstalled() {
+            return Err(Error::Backend {
+                message: format!("OPFS pool {} is closed", self.name),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses a second connection to a database: the VFS's locks are per connection, so two
+    /// connections would each believe they hold the file alone. Starting an export is the
+    /// pool's one non-destructive probe of whether a file is open (the probe is dropped
+    /// unused).
+    fn refuse_in_use(&self, path: &str) -> Result<()> {
+        match self.util.open_export(path) {
+            Err(OpfsSAHError::FileInUse(_)) => Err(Error::Busy {
+                message: format!("database {path} of OPFS pool {} is already open", self.name),
+            }),
+            Err(OpfsSAHError::Busy) => Err(errors::pool(OpfsSAHError::Busy)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses to start a database that could not get its file and WAL slots: SQLite would
+    /// fail part-way with a bare "unable to open database file".
+    fn check_slots(&self, path: &str) -> Result<()> {
+        let present = |name: &str| self.util.contains(name).map_err(errors::pool);
+        let mut needed = 0;
+        for name in [path.to_owned(), format!("{path}-wal")] {
+            if !present(&name)? {
+                needed += 1;
+            }
+        }
+        let used = self.util.len().map_err(errors::pool)?;
+        let free = self.util.capacity().saturating_sub(used);
+        if free < needed {
+            return Err(Error::StorageFull {
+                message: format!(
+                    "OPFS pool {} has {free} free slot(s), database {path} needs {needed}; \
+                     OpfsPool::reserve adds slots",
+                    self.name
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OpfsPool {
+    /// Without [`OpfsPool::close`]: releases the files and the lock when no store of the pool
+    /// is open (the lock goes a moment later); otherwise keeps both until the worker ends.
+    fn drop(&mut self) {
+        let Some(lock) = self.lock.get_mut().take() else {
+            return;
+        };
+        // SAFETY: as in `close`.
+        match unsafe { self.util.uninstall() } {
+            Ok(()) => drop(lock),
+            Err(_) => lock.hold_until_worker_ends(),
+        }
+    }
+}
+
+/// The pool's name for database `db`: with one leading slash, of a length the pool header
+/// can store with SQLite's suffixes.
+fn db_path(db: &str) -> Result<String> {
+    let bare = db.trim_start_matches('/');
+    if bare.is_empty() || bare.contains('\0') || bare.len() > 480 {
+        return Err(Error::invalid(
+            "database",
+            format!("{db:?} must be 1 to 480 bytes without NUL"),
+        ));
+    }
+    Ok(format!("/{bare}"))
+}
