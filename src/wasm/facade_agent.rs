@@ -15,7 +15,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = loadCheckpoint, unchecked_return_type = "Checkpoint")]
     pub fn load_checkpoint(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] checkpoint_id: JsValue,
+        #[wasm_bindgen(js_name = checkpointId, unchecked_param_type = "string")]
+        checkpoint_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let checkpoint_id: String = input("checkpointId", checkpoint_id)?;
         self.call(|s| s.load_checkpoint(&checkpoint_id))
@@ -26,7 +27,8 @@ impl RunStoreCore {
     pub fn compare_and_swap_checkpoint(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Checkpoint")] checkpoint: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] expected_revision: JsValue,
+        #[wasm_bindgen(js_name = expectedRevision, unchecked_optional_param_type = "number | null")]
+        expected_revision: JsValue,
     ) -> Result<JsValue, JsValue> {
         let checkpoint: Checkpoint = input("checkpoint", checkpoint)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
@@ -37,7 +39,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = listRunCheckpoints, unchecked_return_type = "Checkpoint[]")]
     pub fn list_run_checkpoints(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] run_id: JsValue,
+        #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let run_id: String = input("runId", run_id)?;
         self.call(|s| s.list_run_checkpoints(&run_id))
@@ -49,7 +51,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = loadEffect, unchecked_return_type = "EffectRecord | null")]
     pub fn load_effect(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] effect_id: JsValue,
+        #[wasm_bindgen(js_name = effectId, unchecked_param_type = "string")] effect_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let effect_id: String = input("effectId", effect_id)?;
         self.call(|s| s.load_effect(&effect_id))
@@ -59,8 +61,9 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = findEffect, unchecked_return_type = "EffectRecord | null")]
     pub fn find_effect(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] capability_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] idempotency_key: JsValue,
+        #[wasm_bindgen(js_name = capabilityId, unchecked_param_type = "string")]
+        capability_id: JsValue,
+        #[wasm_bindgen(js_name = idempotencyKey, unchecked_param_type = "string")] idempotency_key: JsValue,
     ) -> Result<JsValue, JsValue> {
         let capability_id: String = input("capabilityId", capability_id)?;
         let idempotency_key: String = input("idempotencyKey", idempotency_key)?;
@@ -72,7 +75,8 @@ impl RunStoreCore {
     pub fn compare_and_swap_effect(
         &self,
         #[wasm_bindgen(unchecked_param_type = "EffectRecord")] record: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] expected_revision: JsValue,
+        #[wasm_bindgen(js_name = expectedRevision, unchecked_optional_param_type = "number | null")]
+        expected_revision: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: EffectRecord = input("record", record)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
@@ -113,7 +117,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = readRunEvents, unchecked_return_type = "RunEvent[]")]
     pub fn read_run_events(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] run_id: JsValue,
+        #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let run_id: String = input("runId", run_id)?;
         self.call(|s| s.read_run_events(&run_id))
@@ -144,7 +148,7 @@ impl RunStoreCore {
     pub fn get_artifact(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] artifact_id: JsValue,
+        #[wasm_bindgen(js_name = artifactId, unchecked_param_type = "string")] artifact_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let scope: String = input("scope", scope)?;
         let artifact_id: String = input("artifactId", artifact_id)?;
@@ -166,7 +170,7 @@ impl RunStoreCore {
     pub fn delete_artifact(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] artifact_id: JsValue,
+        #[wasm_bindgen(js_name = artifactId, unchecked_param_type = "string")] artifact_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let scope: String = input("scope", scope)?;
         let artifact_id: String = input("artifactId", artifact_id)?;
@@ -189,7 +193,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = loadConversation, unchecked_return_type = "ConversationState | null")]
     pub fn load_conversation(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] conversation_id: JsValue,
+        #[wasm_bindgen(js_name = conversationId, unchecked_param_type = "string")] conversation_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let conversation_id: String = input("conversationId", conversation_id)?;
         self.call(|s| s.load_conversation(&conversation_id))
@@ -200,7 +204,8 @@ impl RunStoreCore {
     pub fn save_conversation(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ConversationState")] state: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] expected_revision: JsValue,
+        #[wasm_bindgen(js_name = expectedRevision, unchecked_optional_param_type = "number | null")]
+        expected_revision: JsValue,
     ) -> Result<JsValue, JsValue> {
         let state: ConversationState = input("state", state)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;

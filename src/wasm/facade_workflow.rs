@@ -15,9 +15,10 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = append, unchecked_return_type = "number")]
     pub fn append(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Event[]")] events: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] expected_seq: JsValue,
+        #[wasm_bindgen(js_name = expectedSeq, unchecked_param_type = "number")]
+        expected_seq: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let events: Vec<Event> = input("events", events)?;
@@ -29,9 +30,10 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = appendWithOutbox, unchecked_return_type = "number")]
     pub fn append_with_outbox(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Event[]")] events: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] expected_seq: JsValue,
+        #[wasm_bindgen(js_name = expectedSeq, unchecked_param_type = "number")]
+        expected_seq: JsValue,
         #[wasm_bindgen(unchecked_param_type = "NewOutboxRow[]")] outbox: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
@@ -45,7 +47,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = readHistory, unchecked_return_type = "StoredEvent[]")]
     pub fn read_history(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         self.call(|s| s.read_history(&workflow_id))
@@ -55,8 +57,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = readHistoryFrom, unchecked_return_type = "StoredEvent[]")]
     pub fn read_history_from(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] from_seq: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = fromSeq, unchecked_param_type = "number")] from_seq: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let from_seq: u64 = input("fromSeq", from_seq)?;
@@ -67,7 +69,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = head, unchecked_return_type = "number")]
     pub fn head(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         self.call(|s| s.head(&workflow_id))
@@ -95,7 +97,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = workflowSummary, unchecked_return_type = "WorkflowSummary")]
     pub fn workflow_summary(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         self.call(|s| s.workflow_summary(&workflow_id))
@@ -115,7 +117,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = readRunChain, unchecked_return_type = "RunSummary[]")]
     pub fn read_run_chain(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         self.call(|s| s.read_run_chain(&workflow_id))
@@ -133,9 +135,9 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = scheduleTimer, unchecked_return_type = "undefined")]
     pub fn schedule_timer(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] timer_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] fire_at: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = timerId, unchecked_param_type = "string")] timer_id: JsValue,
+        #[wasm_bindgen(js_name = fireAt, unchecked_param_type = "number")] fire_at: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let timer_id: String = input("timerId", timer_id)?;
@@ -147,7 +149,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = dueTimers, unchecked_return_type = "Timer[]")]
     pub fn due_timers(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] as_of: JsValue,
+        #[wasm_bindgen(js_name = asOf, unchecked_param_type = "number")] as_of: JsValue,
     ) -> Result<JsValue, JsValue> {
         let as_of: Millis = input("asOf", as_of)?;
         self.call(|s| s.due_timers(as_of))
@@ -157,8 +159,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = cancelTimer, unchecked_return_type = "boolean")]
     pub fn cancel_timer(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] timer_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = timerId, unchecked_param_type = "string")] timer_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let timer_id: String = input("timerId", timer_id)?;
@@ -201,7 +203,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = completeOutbox, unchecked_return_type = "undefined")]
     pub fn complete_outbox(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
+        dispatch_key: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
         self.call_unit(|s| s.complete_outbox(&dispatch_key))
@@ -211,7 +214,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = completeOutboxBatch, unchecked_return_type = "undefined")]
     pub fn complete_outbox_batch(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string[]")] dispatch_keys: JsValue,
+        #[wasm_bindgen(js_name = dispatchKeys, unchecked_param_type = "string[]")]
+        dispatch_keys: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_keys: Vec<String> = input("dispatchKeys", dispatch_keys)?;
         self.call_unit(|s| s.complete_outbox_batch(&dispatch_keys))
@@ -221,9 +225,12 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "undefined")]
     pub fn retry_outbox(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] next_attempt: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] visible_after: JsValue,
+        #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
+        dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = nextAttempt, unchecked_param_type = "number")]
+        next_attempt: JsValue,
+        #[wasm_bindgen(js_name = visibleAfter, unchecked_param_type = "number")]
+        visible_after: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
         let next_attempt: u32 = input("nextAttempt", next_attempt)?;
@@ -235,7 +242,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = failOutbox, unchecked_return_type = "undefined")]
     pub fn fail_outbox(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
+        dispatch_key: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
         self.call_unit(|s| s.fail_outbox(&dispatch_key))
@@ -245,7 +253,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = cancelWorkflowOutbox, unchecked_return_type = "string[]")]
     pub fn cancel_workflow_outbox(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         self.call(|s| s.cancel_workflow_outbox(&workflow_id))
@@ -255,8 +263,9 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = rearmStaleClaims, unchecked_return_type = "OutboxRow[]")]
     pub fn rearm_stale_claims(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] older_than: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] visible_after: JsValue,
+        #[wasm_bindgen(js_name = olderThan, unchecked_param_type = "number")] older_than: JsValue,
+        #[wasm_bindgen(js_name = visibleAfter, unchecked_param_type = "number")]
+        visible_after: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
     ) -> Result<JsValue, JsValue> {
         let older_than: Millis = input("olderThan", older_than)?;
@@ -269,7 +278,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = listStaleClaims, unchecked_return_type = "OutboxRow[]")]
     pub fn list_stale_claims(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] older_than: JsValue,
+        #[wasm_bindgen(js_name = olderThan, unchecked_param_type = "number")] older_than: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
     ) -> Result<JsValue, JsValue> {
         let older_than: Millis = input("olderThan", older_than)?;
@@ -307,7 +316,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = outboxRowState, unchecked_return_type = "OutboxRowState | null")]
     pub fn outbox_row_state(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
+        dispatch_key: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
         self.call(|s| s.outbox_row_state(&dispatch_key))
@@ -318,7 +328,8 @@ impl RunStoreCore {
     pub fn list_outbox(
         &self,
         #[wasm_bindgen(unchecked_param_type = "OutboxStatus | null")] status: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string | null")] after_key: JsValue,
+        #[wasm_bindgen(js_name = afterKey, unchecked_param_type = "string | null")]
+        after_key: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
     ) -> Result<JsValue, JsValue> {
         let status: Option<OutboxStatus> = input("status", status)?;
@@ -343,7 +354,7 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = getVisibility, unchecked_return_type = "VisibilityRecord | null")]
     pub fn get_visibility(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         self.call(|s| s.get_visibility(&workflow_id))
@@ -354,7 +365,7 @@ impl RunStoreCore {
     pub fn list_visibility(
         &self,
         #[wasm_bindgen(unchecked_param_type = "VisibilityFilter")] filter: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] page_size: JsValue,
+        #[wasm_bindgen(js_name = pageSize, unchecked_param_type = "number")] page_size: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] cursor: JsValue,
     ) -> Result<JsValue, JsValue> {
         let filter: VisibilityFilter = input_or_default("filter", filter)?;
@@ -454,7 +465,8 @@ impl RunStoreCore {
     pub fn put_package_for_types(
         &self,
         #[wasm_bindgen(unchecked_param_type = "PackageRecord")] record: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string[]")] member_types: JsValue,
+        #[wasm_bindgen(js_name = memberTypes, unchecked_param_type = "string[]")]
+        member_types: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: PackageRecord = input("record", record)?;
         let member_types: Vec<String> = input("memberTypes", member_types)?;
@@ -465,8 +477,10 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = getPackage, unchecked_return_type = "PackageRecord | null")]
     pub fn get_package(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_type: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] content_hash: JsValue,
+        #[wasm_bindgen(js_name = workflowType, unchecked_param_type = "string")]
+        workflow_type: JsValue,
+        #[wasm_bindgen(js_name = contentHash, unchecked_param_type = "string")]
+        content_hash: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         let content_hash: String = input("contentHash", content_hash)?;
@@ -483,8 +497,10 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = deletePackage, unchecked_return_type = "string[]")]
     pub fn delete_package(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_type: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] content_hash: JsValue,
+        #[wasm_bindgen(js_name = workflowType, unchecked_param_type = "string")]
+        workflow_type: JsValue,
+        #[wasm_bindgen(js_name = contentHash, unchecked_param_type = "string")]
+        content_hash: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         let content_hash: String = input("contentHash", content_hash)?;
@@ -495,8 +511,10 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = setPackageRoute, unchecked_return_type = "undefined")]
     pub fn set_package_route(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_type: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] content_hash: JsValue,
+        #[wasm_bindgen(js_name = workflowType, unchecked_param_type = "string")]
+        workflow_type: JsValue,
+        #[wasm_bindgen(js_name = contentHash, unchecked_param_type = "string")]
+        content_hash: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         let content_hash: String = input("contentHash", content_hash)?;
@@ -513,7 +531,8 @@ impl RunStoreCore {
     #[wasm_bindgen(js_name = getPackageRoute, unchecked_return_type = "string | null")]
     pub fn get_package_route(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workflow_type: JsValue,
+        #[wasm_bindgen(js_name = workflowType, unchecked_param_type = "string")]
+        workflow_type: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         self.call(|s| s.get_package_route(&workflow_type))
