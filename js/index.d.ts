@@ -47,9 +47,12 @@ export declare class RunStoreError extends Error {
   readonly supported?: number;
 }
 
-type StoreMethods = Omit<RunStoreCore, 'free' | 'close' | typeof Symbol.dispose>;
+/** The store's methods: every string-named method of RunStoreCore but its lifecycle ones. */
+type StoreMethods = Omit<RunStoreCore, 'free' | 'close'>;
 type Promised<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+  [K in keyof T as K extends string ? K : never]: T[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<R>
+    : never;
 };
 
 /** A store running in a dedicated worker; every method of RunStoreCore, returning a Promise. */

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Builds the npm package's wasm and its JS glue into pkg/ (release, optimised with wasm-opt).
-# Usage: scripts/build.sh [--dev]
+# Usage: scripts/build.sh [--dev | --if-stale]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 profile=--release
-[ "${1:-}" = "--dev" ] && profile=--dev
+case "${1:-}" in
+  --dev) profile=--dev ;;
+  --if-stale)
+    # Nothing to do when the wasm is newer than every input of the build.
+    if [ -f pkg/runstore_bg.wasm ] && [ -z "$(find src js/types.d.ts Cargo.toml Cargo.lock -newer pkg/runstore_bg.wasm -print -quit)" ]; then
+      exit 0
+    fi ;;
+esac
 wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
 # pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
 rm -f pkg/.gitignore pkg/package.json pkg/README.md

@@ -16,12 +16,15 @@ const MAX_DEPTH: usize = 64;
 
 /// Converts a JS argument to `T`, or throws INVALID_INPUT naming `field` (and the path inside
 /// it).
-pub(crate) fn input<T: DeserializeOwned>(field: &str, value: JsValue) -> Result<T, JsValue> {
+pub(crate) fn input<T: DeserializeOwned + Serialize>(
+    field: &str,
+    value: JsValue,
+) -> Result<T, JsValue> {
     convert(field, value).map_err(js_error)
 }
 
 /// As [`input`], with `T::default()` for an absent (`undefined` or `null`) argument.
-pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
+pub(crate) fn input_or_default<T: DeserializeOwned + Serialize + Default>(
     field: &str,
     value: JsValue,
 ) -> Result<T, JsValue> {
@@ -31,18 +34,62 @@ pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
     input(field, value)
 }
 
-fn convert<T: DeserializeOwned>(field: &str, value: JsValue) -> Result<T, Error> {
+fn convert<T: DeserializeOwned + Serialize>(field: &str, value: JsValue) -> Result<T, Error> {
     check_value(field, &value, 0)?;
-    let deserializer = serde_wasm_bindgen::Deserializer::from(value);
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+    let deserializer = serde_wasm_bindgen::Deserializer::from(value.clone());
+    let converted: T = serde_path_to_error::deserialize(deserializer).map_err(|error| {
         let path = error.path().to_string();
-        let field = if path == "." || path.is_empty() {
-            field.to_owned()
-        } else {
-            format!("{field}.{path}")
+        let field = match path.as_str() {
+            "." | "" => field.to_owned(),
+            index if index.starts_with('[') => format!("{field}{index}"),
+            path => format!("{field}.{path}"),
         };
         Error::invalid(field, error.into_inner().to_string())
-    })
+    })?;
+    // serde-wasm-bindgen reads a struct by looking up its known fields only, so an unknown
+    // (say, misspelt) field would pass unseen: the value read back must account for every key.
+    let echo = converted
+        .serialize(&serde_wasm_bindgen::Serializer::new())
+        .map_err(|e| Error::invalid(field, e.to_string()))?;
+    reject_unknown_keys(field, &value, &echo)?;
+    Ok(converted)
+}
+
+/// Fails on the first key of `input` (not `undefined`) that `echo`, the converted value
+/// serialised back, does not have.
+fn reject_unknown_keys(path: &str, input: &JsValue, echo: &JsValue) -> Result<(), Error> {
+    if Array::is_array(input) && Array::is_array(echo) {
+        let (input, echo) = (Array::from(input), Array::from(echo));
+        for index in 0..input.length().min(echo.length()) {
+            let item_path = format!("{path}[{index}]");
+            reject_unknown_keys(&item_path, &input.get(index), &echo.get(index))?;
+        }
+        return Ok(());
+    }
+    if !is_plain_object(input) || !is_plain_object(echo) {
+        return Ok(());
+    }
+    for key in Object::keys(input.unchecked_ref::<Object>()).iter() {
+        let value = Reflect::get(input, &key).unwrap_or(JsValue::UNDEFINED);
+        if value.is_undefined() {
+            continue;
+        }
+        let name = key.as_string().unwrap_or_default();
+        let item_path = format!("{path}.{name}");
+        if !Reflect::has(echo, &key).unwrap_or(false) {
+            return Err(Error::invalid(item_path, "is not a known field"));
+        }
+        let echoed = Reflect::get(echo, &key).unwrap_or(JsValue::UNDEFINED);
+        reject_unknown_keys(&item_path, &value, &echoed)?;
+    }
+    Ok(())
+}
+
+fn is_plain_object(value: &JsValue) -> bool {
+    value.is_object()
+        && !Array::is_array(value)
+        && !value.is_instance_of::<Uint8Array>()
+        && !value.is_instance_of::<js_sys::Map>()
 }
 
 /// Converts a result to what a JS caller gets: the value as plain JS data (objects, arrays,

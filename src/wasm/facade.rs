@@ -7,7 +7,7 @@
 //! epoch), plain objects, arrays and `Uint8Array` for bytes. `undefined` or `null` stands for an
 //! absent optional argument. Every failure is thrown as an `Error` with `.code`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{input, js_error, output};
@@ -15,7 +15,7 @@ use super::{install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
 /// Where `RunStoreCore.open` keeps the database.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 enum Persistence {
     /// OPFS (dedicated workers only): survives reloads, crashes and browser restarts.
@@ -24,7 +24,7 @@ enum Persistence {
     Memory,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OpenOptions {
     persistence: Persistence,

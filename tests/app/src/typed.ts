@@ -1,0 +1,63 @@
+// Type-checked (tsc --noEmit) against the .d.ts files the package ships: a typed use of the
+// client as an application would write it. Never run; a wrong type here fails the build.
+import {
+  RunStore,
+  RunStoreError,
+  type Event,
+  type OutboxRow,
+  type StoredEvent,
+  type WorkflowSummary,
+  type ArtifactMeta,
+  type EffectRecord,
+} from 'runstore';
+
+export async function typedUsage(): Promise<number> {
+  const store: RunStore = await RunStore.open('typed', { persistence: 'opfs', durability: 'relaxed' });
+  const started: Event = {
+    type: 'started',
+    workflowType: 'order',
+    runId: 'r1',
+    recordedAt: Date.now(),
+    data: { order: 42, lines: [1, 2] },
+  };
+  const head: number = await store.append('order-42', [started], 0);
+  const history: StoredEvent[] = await store.readHistory('order-42');
+  const first = history[0];
+  if (first.type === 'started') {
+    const type: string = first.workflowType;
+    void type;
+  }
+  const summary: WorkflowSummary = await store.workflowSummary('order-42');
+  const rows: OutboxRow[] = await store.claimOutbox(Date.now(), 10);
+  const input: Uint8Array | undefined = rows[0]?.input;
+  void input;
+  const effect: EffectRecord = {
+    effectId: 'e1',
+    capabilityId: 'email',
+    idempotencyKey: 'welcome:42',
+    revision: 0,
+    request: { to: 'a@example.com' },
+    status: { type: 'prepared' },
+    updatedAt: Date.now(),
+  };
+  await store.compareAndSwapEffect(effect, null);
+  const meta: ArtifactMeta = await store.putArtifact(
+    { scope: 'run-1', mediaType: 'text/plain', bytes: new TextEncoder().encode('hi') },
+    Date.now(),
+  );
+  const sha: string = meta.sha256;
+  void sha;
+  try {
+    await store.append('order-42', [started], 0);
+  } catch (error) {
+    if (error instanceof RunStoreError && error.code === 'SEQUENCE_CONFLICT') {
+      const actual: number | null | undefined = error.actual;
+      void actual;
+    }
+  }
+  await store.close();
+  return head + summary.head;
+}
+
+// @ts-expect-error: events must be an array of Event objects.
+export const wrong = (store: RunStore) => store.append('x', { type: 'completed' }, 0);
