@@ -48,7 +48,7 @@ setup_rust_wasm() {
     libdir="/usr/lib/rustlib/wasm32-unknown-unknown/lib"
     (cd "$tmp" && /usr/bin/cargo new --lib --name wasmstd . >/dev/null 2>&1)
     log "building the wasm32 standard library (a few minutes, once)"
-    (cd "$tmp" && RUSTC_BOOTSTRAP=1 RUSTUP_TOOLCHAIN= /usr/bin/cargo test --release --no-run \
+    (cd "$tmp" && RUSTC_BOOTSTRAP=1 RUSTC=/usr/bin/rustc /usr/bin/cargo test --release --no-run \
        --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort,test >/dev/null 2>"$tmp/log") \
       || { tail -30 "$tmp/log" >&2; return 1; }
     mkdir -p "$libdir"
