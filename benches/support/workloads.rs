@@ -36,7 +36,7 @@ impl Figure {
 /// Prints figures as a Markdown table.
 pub fn table(title: &str, figures: &[Figure]) -> String {
     let mut out = format!(
-        "\n{title}\n\n| workload | unit | count | store {{unit}}/s | plain SQL {{unit}}/s | store / plain |\n|---|---|---:|---:|---:|---:|\n"
+        "\n{title}\n\n| workload | unit | count | store, unit/s | plain SQL, unit/s | store / plain |\n|---|---|---:|---:|---:|---:|\n"
     );
     for f in figures {
         out.push_str(&format!(
