@@ -34,11 +34,14 @@ has_wasm_std() { # $1: rustc binary
 }
 
 # 1. A Rust toolchain with a wasm32 standard library.
+# RUNSTORE_WASM_FALLBACK=1 takes the fallback even where rustup could add the target (to test it).
 setup_rust_wasm() {
-  if has_wasm_std rustc; then return 0; fi
-  if command -v rustup >/dev/null && rustup target add wasm32-unknown-unknown >/dev/null 2>&1 \
-     && has_wasm_std rustc; then
-    log "wasm32 target added with rustup"; return 0
+  if [ "${RUNSTORE_WASM_FALLBACK:-0}" != 1 ]; then
+    if has_wasm_std rustc; then return 0; fi
+    if command -v rustup >/dev/null && rustup target add wasm32-unknown-unknown >/dev/null 2>&1 \
+       && has_wasm_std rustc; then
+      log "wasm32 target added with rustup"; return 0
+    fi
   fi
   log "rustup cannot add wasm32 here: using Debian's rustc-web with a wasm32 std built from source"
   apt_install rustc-web cargo-web rust-web-src lld-22 clang-22
