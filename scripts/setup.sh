@@ -49,7 +49,7 @@ setup_rust_wasm() {
     local tmp libdir
     tmp=$(mktemp -d)
     libdir="/usr/lib/rustlib/wasm32-unknown-unknown/lib"
-    (cd "$tmp" && /usr/bin/cargo new --lib --name wasmstd . >/dev/null 2>&1)
+    (cd "$tmp" && /usr/bin/cargo init --quiet --lib --name wasmstd)
     log "building the wasm32 standard library (a few minutes, once)"
     (cd "$tmp" && RUSTC_BOOTSTRAP=1 RUSTC=/usr/bin/rustc /usr/bin/cargo test --release --no-run \
        --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort,test >/dev/null 2>"$tmp/log") \
