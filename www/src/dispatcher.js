@@ -9,6 +9,8 @@ import { ACTIVITY_ATTEMPTS, callTool, retryDelayMs } from './workflows.js';
 const decoder = new TextDecoder();
 const POLL_MS = 200;
 const CLAIM_LIMIT = 8;
+// A claim this old was lost in this page (its delivery failed on a store error): deliver again.
+const STALE_CLAIM_MS = 30_000;
 
 export class Dispatcher {
   #store;
@@ -22,7 +24,9 @@ export class Dispatcher {
   start() {
     const tick = async () => {
       try {
-        const rows = await this.#store.claimOutbox(Date.now(), CLAIM_LIMIT);
+        const now = Date.now();
+        await this.#store.rearmStaleClaims(now - STALE_CLAIM_MS, now, CLAIM_LIMIT);
+        const rows = await this.#store.claimOutbox(now, CLAIM_LIMIT);
         for (const row of rows) this.#deliver(row);
       } catch (error) {
         console.error('outbox claim failed:', error);

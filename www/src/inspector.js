@@ -277,7 +277,7 @@ export class Inspector {
       <h2>Outbox <small>at-least-once activities</small></h2>
       <div class="chips">${chips}</div>
       <table class="rows">
-        <colgroup><col style="width:86px" /><col /><col /><col style="width:40px" /><col style="width:112px" /></colgroup>
+        <colgroup><col style="width:86px" /><col /><col style="width:128px" /><col style="width:36px" /><col style="width:112px" /></colgroup>
         <tbody>${rows.length ? rows : [html`<tr><td class="empty" colspan="5">empty</td></tr>`]}</tbody>
       </table>`;
   }

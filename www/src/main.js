@@ -33,7 +33,12 @@ async function main() {
 
   let store;
   try {
-    store = await openStore({ onRetry: () => showBanner('info', 'The store is still held; trying again…') });
+    store = await openStore({
+      onRetry: (error) => {
+        console.info(`opening the store: ${error.message}; trying again`);
+        showBanner('info', 'The store is still held; trying again…');
+      },
+    });
   } catch (error) {
     document.body.dataset.store = error.code ?? 'error';
     showBanner('error', storeError(error));
