@@ -2,8 +2,8 @@
 // playwright-core) as root on a machine without a display or outside network.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
-import { mkdtempSync } from 'node:fs';
+import { extname, join, normalize, sep } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { chromium } from 'playwright-core';
 
@@ -23,7 +23,7 @@ export async function serveStatic(root) {
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
-    if (!file.startsWith(root)) {
+    if (!file.startsWith(root + sep)) {
       res.writeHead(403).end();
       return;
     }
@@ -55,12 +55,18 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** A fresh browser profile (so OPFS starts empty); resolves to a playwright BrowserContext. */
-export async function launchChromium() {
+/**
+ * Chromium on a fresh profile (so OPFS starts empty), removed again on close; resolves to a
+ * playwright BrowserContext. `options` go to launchPersistentContext (a viewport, say).
+ */
+export async function launchChromium(options = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'runstore-chromium-'));
-  return chromium.launchPersistentContext(profile, {
+  const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     args: CHROMIUM_ARGS,
+    ...options,
   });
+  context.on('close', () => rmSync(profile, { recursive: true, force: true }));
+  return context;
 }

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The demo end to end: builds it as scripts/demo.sh does, then runs tests/js/demo.test.mjs
+# (node's test runner, playwright-core driving headless Chromium against the built app on a
+# local server the test starts). Screenshots go to tests/artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build-demo.sh
+started=$(date +%s)
+node --test --test-reporter=spec tests/js/demo.test.mjs
+echo "demo end-to-end test took $(( $(date +%s) - started )) s"

@@ -1,0 +1,238 @@
+// The demo end to end, in headless Chromium: start workflows, reload the tab (or close it and
+// open a new one) while a tool call, activities and a durable timer are in flight, and check
+// that every workflow completes with each side effect performed exactly once, and that the
+// inspector shows it. Serves the built demo (www/dist, see scripts/test-demo.sh) on 127.0.0.1;
+// saves screenshots to tests/artifacts/.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveStatic, launchChromium } from './browser.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dist = path.join(root, 'www/dist');
+const artifacts = path.join(root, 'tests/artifacts');
+// What each workflow type performs, by idempotency key under the workflow id.
+const EFFECTS = {
+  research: ['plan', 'gather/search', 'gather/fetch', 'summarize', 'email'],
+  order: ['charge', 'ship/reserve', 'ship/book', 'confirm'],
+};
+const DEAD_LETTERS = { research: ['gather/notify'], order: [] };
+
+let server;
+let url;
+let context;
+let page;
+const problems = [];
+const busyRetries = [];
+
+async function newTab() {
+  const tab = await context.newPage();
+  tab.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  tab.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    if (message.text().includes('trying again')) busyRetries.push(message.text());
+  });
+  return tab;
+}
+
+async function ready(p = page) {
+  await p.waitForSelector('body[data-store="ready"]', { timeout: 20_000 });
+}
+
+/** Once `selector` shows, reloads the tab, or closes it and opens the demo in a new one. */
+async function interruptWhen(selector, what, { close = false } = {}) {
+  await page.waitForSelector(selector, { timeout: 20_000 });
+  if (close) {
+    await page.close();
+    page = await newTab();
+    await page.goto(url);
+  } else {
+    await page.reload();
+  }
+  await ready();
+  const banner = await page.textContent('#banner');
+  assert.match(banner, /Recovered: \d+ unfinished workflows? resumed/, `after the reload ${what}: ${banner}`);
+}
+
+/** Everything the assertions need, read through the page's store and the simulated services. */
+function readState() {
+  return page.evaluate(async () => {
+    const { store, worldLedger } = window.demo;
+    const ids = await store.listWorkflowIds();
+    const workflows = {};
+    for (const id of ids) {
+      const artifacts = await store.listArtifacts(id);
+      workflows[id] = {
+        summary: await store.workflowSummary(id),
+        history: await store.readHistory(id),
+        checkpoint: await store.loadCheckpoint(`${id}/state`),
+        visibility: await store.getVisibility(id),
+        artifacts,
+        artifactBytes: await Promise.all(artifacts.map(async (a) => (await store.getArtifact(id, a.artifactId)).sizeBytes)),
+      };
+    }
+    return {
+      workflows,
+      active: await store.listActive(),
+      effects: await store.listEffects(null, 1000),
+      outbox: await store.listOutbox(null, null, 1000),
+      timers: await store.listTimers(),
+      world: worldLedger(),
+    };
+  });
+}
+
+before(async () => {
+  await readFile(path.join(dist, 'index.html')).catch(() => {
+    throw new Error('www/dist is missing: run scripts/test-demo.sh (it builds the demo first)');
+  });
+  server = await serveStatic(dist);
+  url = server.url;
+  context = await launchChromium({ viewport: { width: 1440, height: 1000 } });
+  page = await newTab();
+  await mkdir(artifacts, { recursive: true });
+});
+
+after(async () => {
+  await context?.close();
+  await server?.close();
+});
+
+test('the page opens its store on OPFS in a worker, with nothing left running', async () => {
+  await page.goto(url);
+  await ready();
+  assert.match(await page.textContent('#banner'), /on OPFS · durability full · page load #1\. Nothing was left running/);
+  assert.equal(await page.locator('#workflows [data-workflow-id]').count(), 0);
+});
+
+test('workflows started; the tab reloaded mid tool call and mid activities, closed and reopened mid timer', async () => {
+  await page.click('[data-start="research-agent"]');
+  await page.click('[data-start="order-fulfilment"]');
+  await page.click('[data-start="research-agent"]');
+  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-status="running"]').length === 3);
+  await interruptWhen('#effects [data-effect-status="started"]', 'during a tool call');
+  await interruptWhen('#outbox [data-outbox-status="claimed"]', 'while activities were in flight');
+  await interruptWhen('#timers [data-timer]', 'while a durable timer was pending', { close: true });
+  // Mid-run, as a developer watching it sees it.
+  await page.waitForSelector('#outbox [data-outbox-status="failed"]', { timeout: 20_000 });
+  await page.screenshot({ path: path.join(artifacts, 'demo-running.png'), fullPage: true });
+});
+
+test('every workflow completes, each side effect performed exactly once', async () => {
+  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-status="completed"]').length === 3, null, {
+    timeout: 60_000,
+  });
+  const state = await readState();
+  const ids = Object.keys(state.workflows);
+  assert.equal(ids.length, 3);
+  assert.deepEqual(state.active, []);
+  assert.deepEqual(state.timers, [], 'every timer fired and was removed');
+
+  const effects = new Map(state.effects.map((e) => [e.idempotencyKey, e]));
+  let reissued = 0;
+  for (const id of ids) {
+    const kind = id.split('-')[0];
+    const { summary, history, checkpoint, visibility, artifacts, artifactBytes } = state.workflows[id];
+    assert.equal(summary.status, 'completed', id);
+    assert.deepEqual(history.map((e) => e.seq), history.map((_, i) => i + 1), `${id}: seqs 1..n, no gap`);
+    const names = history.map((e) => (e.type === 'custom' ? e.name : e.type));
+    assert.equal(names.filter((n) => n === 'completed').length, 1, `${id} completed once`);
+    assert.ok(names.includes('recovered'), `${id} was resumed after a reload: ${names}`);
+
+    for (const step of EFFECTS[kind]) {
+      const key = `${id}/${step}`;
+      const effect = effects.get(key);
+      assert.equal(effect?.status.type, 'completed', `${key} completed in the ledger`);
+      const seen = state.world[key];
+      assert.equal(seen.performed, 1, `${key} performed exactly once (${JSON.stringify(seen)})`);
+      assert.ok(seen.calls <= effect.request.issued, `${key}: the service got no request the runner did not issue`);
+      if (effect.request.reconciled) reissued++;
+      const recorded = history.filter((e) => e.data?.key === key && ['toolCalled', 'activityCompleted'].includes(e.name));
+      assert.equal(recorded.length, 1, `${key} journaled once`);
+    }
+    for (const step of DEAD_LETTERS[kind]) {
+      const key = `${id}/${step}`;
+      assert.equal(effects.get(key).status.type, 'failed', key);
+      assert.equal(state.world[key].performed, 0, `${key} never took effect`);
+      const row = state.outbox.find((r) => r.dispatchKey === key);
+      assert.equal(row.status, 'failed', `${key} is a dead letter`);
+      assert.equal(row.attempt, 2, `${key} was tried 3 times`);
+      assert.equal(history.filter((e) => e.name === 'activityDeadLettered').length, 1);
+    }
+
+    const started = history.find((e) => e.name === 'timerStarted');
+    const fired = history.filter((e) => e.name === 'timerFired');
+    assert.equal(fired.length, 1, `${id}: the timer fired once`);
+    assert.ok(fired[0].recordedAt >= started.data.fireAt, `${id}: the timer did not fire early`);
+
+    assert.equal(artifacts.length, 1, `${id}: one artifact`);
+    assert.equal(artifactBytes[0], artifacts[0].sizeBytes, 'the artifact reads back, digest verified');
+    assert.equal(checkpoint.state.head, history.length, `${id}: the checkpoint holds the final state`);
+    assert.equal(visibility.status, 'completed');
+    assert.equal(visibility.searchAttributes.deadLetters, DEAD_LETTERS[kind].length);
+  }
+  assert.ok(reissued > 0, 'a tool call cut off by the reload was re-issued under its key');
+  const histories = ids.map((id) => state.workflows[id].history.map((e) => (e.type === 'custom' ? e.name : e.type)));
+  const resumedBetween = (first, last) =>
+    histories.some((names) => names.slice(names.indexOf(first), names.lastIndexOf(last)).includes('recovered'));
+  assert.ok(resumedBetween('activitiesScheduled', 'activityCompleted'), 'a reload came while activities were in flight');
+  assert.ok(resumedBetween('timerStarted', 'timerFired'), 'a reload came while a durable timer was pending');
+  assert.ok(
+    state.outbox.every((r) => r.status === 'done' || r.status === 'failed'),
+    'the outbox settled',
+  );
+  assert.equal(state.outbox.filter((r) => r.status === 'failed').length, 2);
+});
+
+test('the inspector shows workflows, dead letters, the timeline and the ledger', async () => {
+  assert.match(await page.textContent('#workflows .tab.on'), /all\s*3/i);
+  assert.match(await page.textContent('#workflows [data-filter-status="completed"]'), /completed\s*3/i);
+
+  await page.check('#workflows input[name="deadLetters"]');
+  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-workflow-id]').length === 2);
+  for (const id of await page.locator('#workflows [data-workflow-id]').evaluateAll((rows) => rows.map((r) => r.dataset.workflowId))) {
+    assert.match(id, /^research-/);
+  }
+  await page.uncheck('#workflows input[name="deadLetters"]');
+  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-workflow-id]').length === 3);
+
+  const deadLetters = page.locator('#outbox [data-outbox-status="failed"]');
+  assert.equal(await deadLetters.count(), 2);
+  assert.match(await deadLetters.first().textContent(), /dead letter\s*pager\.notify/);
+
+  const research = page.locator('#workflows [data-workflow-id^="research-"]').last();
+  await research.click();
+  const id = await research.getAttribute('data-workflow-id');
+  await page.waitForSelector(`#detail h2 code:text("${id}")`);
+  const events = await page.locator('#detail [data-event]').evaluateAll((rows) => rows.map((r) => r.dataset.event));
+  for (const name of ['started', 'recovered', 'toolCalled', 'activitiesScheduled', 'activityCompleted', 'activityDeadLettered', 'timerStarted', 'timerFired', 'artifactStored', 'completed']) {
+    assert.ok(events.includes(name), `the timeline shows ${name}: ${events}`);
+  }
+  assert.match(await page.textContent('#detail [data-event="activityDeadLettered"]'), /dead letter after 3 attempts/);
+  assert.match(await page.textContent('#detail [data-artifact="report.md"]'), /# /);
+  assert.ok(Number(await page.getAttribute('#detail [data-checkpoint-revision]', 'data-checkpoint-revision')) > 0);
+  assert.match(await page.textContent('#effects [data-verdict]'), /performed exactly once/);
+  assert.equal(await page.locator('#effects [data-effect-status="started"], #effects [data-effect-status="outcomeUnknown"]').count(), 0);
+
+  await page.screenshot({ path: path.join(artifacts, 'demo.png'), fullPage: true });
+});
+
+test('a second tab gets a clear BUSY instead of hanging', async () => {
+  const second = await context.newPage();
+  try {
+    await second.goto(url);
+    await second.waitForSelector('body[data-store="BUSY"]', { timeout: 15_000 });
+    assert.match(await second.textContent('#banner'), /open in another tab \(BUSY\)/);
+  } finally {
+    await second.close();
+  }
+  // The first tab still holds and uses the store.
+  assert.equal(await page.evaluate(() => window.demo.store.countVisibility({})), 3);
+});
+
+test('no page errors', () => {
+  assert.deepEqual(problems, []);
+  if (busyRetries.length) console.log(`opening the store was retried after BUSY ${busyRetries.length} time(s)`);
+});

@@ -1,0 +1,92 @@
+// The demo page: opens the store, starts the runner (which resumes whatever the last page
+// left running) and keeps the inspector up to date.
+
+import './style.css';
+import { Inspector } from './inspector.js';
+import { Runner } from './runner.js';
+import { STORE_NAME, deleteStore, openStore } from './store.js';
+import { resetWorld, worldLedger } from './world.js';
+
+const LOADS_KEY = 'runstore-demo:page-loads';
+const banner = document.getElementById('banner');
+
+function showBanner(kind, html) {
+  banner.className = `banner ${kind}`;
+  banner.innerHTML = html;
+}
+
+function storeError(error) {
+  if (error.code === 'BUSY') {
+    return `<strong>The store is open in another tab (BUSY).</strong> runstore keeps its OPFS database
+      in one tab at a time. Close the other tab of this demo, then <button id="retry">try again</button>.`;
+  }
+  if (error.code === 'OPFS_UNAVAILABLE') {
+    return `<strong>OPFS is not available here (OPFS_UNAVAILABLE).</strong> This browser or window (private
+      browsing?) has no synchronous OPFS access handles; the demo does not fall back to memory.`;
+  }
+  return `<strong>The store could not be opened (${error.code ?? 'error'}).</strong> ${error.message}`;
+}
+
+async function main() {
+  const pageLoad = Number(localStorage.getItem(LOADS_KEY) ?? 0) + 1;
+  localStorage.setItem(LOADS_KEY, String(pageLoad));
+
+  let store;
+  try {
+    store = await openStore({
+      onRetry: (error) => {
+        console.info(`opening the store: ${error.message}; trying again`);
+        showBanner('info', 'The store is still held; trying again…');
+      },
+    });
+  } catch (error) {
+    document.body.dataset.store = error.code ?? 'error';
+    showBanner('error', storeError(error));
+    document.getElementById('retry')?.addEventListener('click', () => location.reload());
+    return;
+  }
+
+  let inspector;
+  const runner = new Runner(store, { pageLoad, onChange: () => inspector?.refreshSoon() });
+  inspector = new Inspector(document.getElementById('inspector'), store, runner);
+  await runner.start();
+
+  const { resumed, rearmed, interrupted } = runner.recovery;
+  const held = `Store <code>${STORE_NAME}</code> on OPFS · durability <code>full</code> · page load #${pageLoad}`;
+  if (resumed > 0) {
+    showBanner(
+      'recovered',
+      `${held}. <strong>Recovered:</strong> ${resumed} unfinished workflow${resumed === 1 ? '' : 's'} resumed from the journal ·
+       ${rearmed} outbox claim${rearmed === 1 ? '' : 's'} re-armed · ${interrupted} interrupted effect${interrupted === 1 ? '' : 's'} marked outcome unknown.`,
+    );
+  } else {
+    showBanner('info', `${held}. Nothing was left running. Start a workflow, then reload the tab while it runs.`);
+  }
+
+  for (const button of document.querySelectorAll('[data-start]')) {
+    button.disabled = false;
+    button.addEventListener('click', async () => {
+      const id = await runner.startWorkflow(button.dataset.start);
+      inspector.select(id);
+    });
+  }
+  inspector.start();
+  window.demo = { store, runner, worldLedger }; // for the console: try `await demo.store.listActive()`
+  document.body.dataset.store = 'ready';
+
+  const reset = document.getElementById('reset');
+  reset.disabled = false;
+  reset.onclick = async () => {
+    if (!confirm('Delete every workflow and the services’ memory?')) return;
+    await deleteStore(store);
+    resetWorld();
+    localStorage.removeItem(LOADS_KEY);
+    location.reload();
+  };
+}
+
+document.getElementById('reload').onclick = () => location.reload();
+main().catch((error) => {
+  console.error(error);
+  showBanner('error', `<strong>The demo stopped:</strong> ${error.message}`);
+});

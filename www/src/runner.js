@@ -1,0 +1,304 @@
+// The workflow runner. Each workflow is driven by one loop that decides its next step from its
+// state (a fold of its journal) and records what it did by appending to the journal under the
+// expected head, so two runners can never both advance one workflow: the second gets
+// SEQUENCE_CONFLICT, re-reads the journal and decides again.
+//
+// Everything it needs to continue lives in the store: the journal, the outbox, the timers, the
+// effect ledger, checkpoints. On load, `start` recovers (interrupted effects, stale outbox
+// claims) and resumes every workflow that `listActive` reports.
+
+import { Dispatcher } from './dispatcher.js';
+import { markInterruptedEffects, performOnce } from './effects.js';
+import { apply, currentStep, custom, emptyState, replay } from './journal.js';
+import { WORKFLOWS, callTool, newWorkflowId } from './workflows.js';
+
+const encoder = new TextEncoder();
+const TIMER_POLL_MS = 200;
+
+export class Runner {
+  #store;
+  #driving = new Set();
+  #waiters = new Map();
+  #dueTimers = new Set();
+  #onChange;
+  /** What the last `start` found and did, for the page to show. */
+  recovery = null;
+  /** Errors that stopped a workflow's loop, by workflow id. */
+  errors = new Map();
+
+  constructor(store, { pageLoad, onChange = () => {} }) {
+    this.#store = store;
+    this.pageLoad = pageLoad;
+    this.#onChange = onChange;
+    this.dispatcher = new Dispatcher(store, { onSettled: (workflowId) => this.#wake(workflowId) });
+  }
+
+  async start() {
+    const store = this.#store;
+    const interrupted = await markInterruptedEffects(store);
+    // This page holds the store alone, so every claim in the outbox was made by a page that
+    // is gone: its activities go back to pending (their effects say what they had done).
+    const now = Date.now();
+    const rearmed = await store.rearmStaleClaims(now + 1, now, 1000);
+    const active = await store.listActive();
+    this.recovery = { interrupted, rearmed: rearmed.length, resumed: active.length };
+    this.dispatcher.start();
+    this.#pollTimers();
+    for (const id of active) this.#drive(id, { recovering: true });
+  }
+
+  async startWorkflow(type) {
+    const def = WORKFLOWS[type];
+    const n = await this.#store.countVisibility({ workflowType: type });
+    const id = newWorkflowId(type);
+    const started = { type: 'started', workflowType: type, runId: crypto.randomUUID(), data: { input: def.input(n) } };
+    await this.#append(emptyState(id), [started]);
+    this.#drive(id, { recovering: false });
+    return id;
+  }
+
+  async #drive(id, { recovering }) {
+    if (this.#driving.has(id)) return;
+    this.#driving.add(id);
+    try {
+      let s = await this.#load(id);
+      if (recovering && s.status === 'running') {
+        s = await this.#append(s, [custom('recovered', { pageLoad: this.pageLoad, ...s.resumedFrom })]);
+        await this.#restoreTimers(s);
+      }
+      while (s.status === 'running') {
+        try {
+          s = await this.#advance(s);
+        } catch (error) {
+          if (error.code !== 'SEQUENCE_CONFLICT') throw error;
+          s = await this.#load(id); // another runner advanced it: decide again from the journal
+        }
+      }
+    } catch (error) {
+      this.errors.set(id, error);
+      console.error(`workflow ${id} stopped:`, error);
+    } finally {
+      this.#driving.delete(id);
+      this.#onChange();
+    }
+  }
+
+  /** The workflow's state: its checkpoint, then the journal events recorded after it. */
+  async #load(id) {
+    const store = this.#store;
+    let checkpoint = null;
+    try {
+      checkpoint = await store.loadCheckpoint(`${id}/state`);
+    } catch (error) {
+      if (error.code !== 'NOT_FOUND') throw error;
+    }
+    const base = checkpoint ? structuredClone(checkpoint.state) : emptyState(id);
+    const tail = await store.readHistoryFrom(id, base.head + 1);
+    const s = replay(base, tail);
+    s.checkpointRevision = checkpoint?.revision ?? null;
+    s.resumedFrom = { checkpointRevision: s.checkpointRevision, checkpointSeq: checkpoint?.state.head ?? 0, replayed: tail.length };
+    return s;
+  }
+
+  async #advance(s) {
+    const step = currentStep(s);
+    if (!step) return this.#append(s, [{ type: 'completed', data: null }]);
+    switch (step.kind) {
+      case 'tool':
+        return this.#tool(s, step);
+      case 'activities':
+        return this.#activities(s, step);
+      case 'timer':
+        return this.#timer(s, step);
+      case 'artifact':
+        return this.#artifact(s, step);
+      default:
+        throw new Error(`unknown step kind ${step.kind}`);
+    }
+  }
+
+  async #tool(s, step) {
+    const key = `${s.id}/${step.id}`;
+    let result;
+    try {
+      result = await performOnce(this.#store, { capability: step.tool, key, request: step.args(s) }, (args) =>
+        callTool(step.tool, key, args),
+      );
+    } catch (error) {
+      if (error.code) throw error; // the store's, not the tool's
+      return this.#append(s, [{ type: 'failed', reason: `${step.tool}: ${error.message}`, data: { step: step.id } }]);
+    }
+    const { output, issued, reconciled } = result;
+    return this.#append(s, [custom('toolCalled', { step: step.id, tool: step.tool, key, output, issued, reconciled })]);
+  }
+
+  async #activities(s, step) {
+    const store = this.#store;
+    const scheduled = s.activities[step.id];
+    if (!scheduled) {
+      const list = step.activities(s).map((a) => ({
+        name: a.name,
+        type: a.type,
+        key: `${s.id}/${step.id}/${a.name}`,
+        optional: a.optional ?? false,
+        input: a.input,
+      }));
+      const rows = list.map((a, i) => ({
+        dispatchKey: a.key,
+        workflowId: s.id,
+        ordinal: s.activityCount + i,
+        activityType: a.type,
+        input: encoder.encode(JSON.stringify(a.input)),
+        visibleAfter: Date.now(),
+        runId: s.runId,
+        namespace: 'demo',
+        taskQueue: 'activities',
+      }));
+      const activities = list.map(({ input, ...a }) => a);
+      return this.#append(s, [custom('activitiesScheduled', { step: step.id, activities })], rows);
+    }
+    const events = [];
+    for (const a of scheduled.filter((x) => !x.settled)) {
+      const row = await store.outboxRowState(a.key);
+      if (row?.status !== 'done' && row?.status !== 'failed') continue;
+      const effect = await store.findEffect(a.type, a.key);
+      const base = { step: step.id, name: a.name, type: a.type, key: a.key, attempts: row.attempt + 1 };
+      if (row.status === 'done') {
+        events.push(custom('activityCompleted', { ...base, output: effect.status.output }));
+      } else {
+        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? 'unknown', optional: a.optional }));
+        if (!a.optional) {
+          events.push({ type: 'failed', reason: `${a.type} dead-lettered`, data: { step: step.id } });
+          break;
+        }
+      }
+    }
+    if (events.length) return this.#append(s, events);
+    await this.#wait(s.id, 1000);
+    return s;
+  }
+
+  async #timer(s, step) {
+    const timer = s.timers[step.id];
+    if (!timer) {
+      const fireAt = Date.now() + step.ms;
+      s = await this.#append(s, [custom('timerStarted', { step: step.id, timerId: step.id, fireAt, why: step.why })]);
+      await this.#store.scheduleTimer(s.id, step.id, fireAt);
+      return s;
+    }
+    if (!this.#dueTimers.has(`${s.id} ${step.id}`)) {
+      await this.#wait(s.id, 1000);
+      return s;
+    }
+    s = await this.#append(s, [custom('timerFired', { step: step.id, timerId: step.id, lateMs: Date.now() - timer.fireAt })]);
+    await this.#store.cancelTimer(s.id, step.id);
+    return s;
+  }
+
+  async #artifact(s, step) {
+    const meta = await this.#store.putArtifact(
+      {
+        scope: s.id,
+        mediaType: step.mediaType,
+        name: step.name,
+        bytes: encoder.encode(step.content(s)),
+        idempotencyKey: `${s.id}/${step.id}`,
+      },
+      Date.now(),
+    );
+    const output = { artifactId: meta.artifactId, name: meta.name, sizeBytes: meta.sizeBytes, sha256: meta.sha256 };
+    return this.#append(s, [custom('artifactStored', { step: step.id, output })]);
+  }
+
+  /** A timer recorded in the journal but not in the store (the page went between the two) is scheduled again. */
+  async #restoreTimers(s) {
+    for (const [timerId, timer] of Object.entries(s.timers)) {
+      if (timer.fired) await this.#store.cancelTimer(s.id, timerId);
+      else await this.#store.scheduleTimer(s.id, timerId, timer.fireAt);
+    }
+  }
+
+  /**
+   * Appends `events` under the state's head (with outbox rows in the same transaction), applies
+   * them to the state, then checkpoints the state and updates the visibility record.
+   */
+  async #append(s, events, outbox) {
+    const store = this.#store;
+    const stamped = events.map((e) => ({ ...e, recordedAt: Date.now() }));
+    if (outbox) await store.appendWithOutbox(s.id, stamped, s.head, outbox);
+    else await store.append(s.id, stamped, s.head);
+    const first = s.head + 1;
+    stamped.forEach((e, i) => apply(s, { ...e, seq: first + i }));
+    await this.#checkpoint(s);
+    await this.#publish(s);
+    this.#onChange();
+    return s;
+  }
+
+  async #checkpoint(s) {
+    const { checkpointRevision: expected, resumedFrom, ...state } = s;
+    const revision = expected == null ? 0 : expected + 1;
+    await this.#store.compareAndSwapCheckpoint(
+      { checkpointId: `${s.id}/state`, runId: s.runId, revision, state, updatedAt: Date.now() },
+      expected,
+    );
+    s.checkpointRevision = revision;
+  }
+
+  async #publish(s) {
+    const def = WORKFLOWS[s.type];
+    const step = currentStep(s);
+    const waitingOn = s.status !== 'running' ? null : step?.kind === 'timer' && s.timers[step.id] ? 'timer' : step?.kind === 'activities' && s.activities[step.id] ? 'activities' : step?.kind ?? null;
+    await this.#store.upsertVisibility({
+      workflowId: s.id,
+      runId: s.runId,
+      workflowType: s.type,
+      status: s.status,
+      startTime: s.startedAt,
+      closeTime: s.closedAt,
+      failedStep: s.failedStep,
+      failureReason: s.failureReason,
+      searchAttributes: {
+        subject: def.describe(s.input),
+        step: step?.id ?? 'done',
+        waitingOn,
+        stepsDone: Object.keys(s.done).length,
+        steps: def.steps.length,
+        deadLetters: s.deadLetters,
+        recoveries: s.recoveries,
+      },
+    });
+  }
+
+  #pollTimers() {
+    const tick = async () => {
+      try {
+        const due = await this.#store.dueTimers(Date.now());
+        this.#dueTimers = new Set(due.map((t) => `${t.workflowId} ${t.timerId}`));
+        for (const t of due) this.#wake(t.workflowId);
+      } catch (error) {
+        console.error('timer poll failed:', error);
+      }
+      setTimeout(tick, TIMER_POLL_MS);
+    };
+    tick();
+  }
+
+  #wait(id, ms) {
+    return new Promise((resolve) => {
+      const waiters = this.#waiters.get(id) ?? new Set();
+      this.#waiters.set(id, waiters);
+      const done = () => {
+        clearTimeout(timeout);
+        waiters.delete(done);
+        resolve();
+      };
+      const timeout = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  #wake(id) {
+    for (const done of [...(this.#waiters.get(id) ?? [])]) done();
+  }
+}
