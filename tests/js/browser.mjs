@@ -67,6 +67,11 @@ export async function launchChromium(options = {}) {
     args: CHROMIUM_ARGS,
     ...options,
   });
-  context.on('close', () => rmSync(profile, { recursive: true, force: true }));
+  context.on('close', () => {
+    // Best effort: Chromium may still be writing its profile as it exits; it is a temp dir.
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    } catch {}
+  });
   return context;
 }
