@@ -22,6 +22,8 @@ export class RunStore {
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
     worker.addEventListener('error', (event) => {
       event.preventDefault?.();
+      // The worker is gone: this call and every later one fail instead of waiting forever.
+      this.#closed = true;
       this.#failAll(new RunStoreError('BACKEND', `the store's worker failed: ${event.message ?? 'could not start'}`));
     });
     worker.addEventListener('messageerror', () => {
@@ -81,7 +83,7 @@ export class RunStore {
     const entry = this.#pending.get(message?.id);
     if (!entry) return;
     this.#pending.delete(message.id);
-    if (message.ok) entry.resolve(message.value ?? undefined);
+    if (message.ok) entry.resolve(message.value);
     else entry.reject(toRunStoreError(message.error));
   }
 

@@ -1,7 +1,7 @@
 // The dedicated worker that hosts one store for the main-thread RunStore client. Requests are
 // answered strictly in order: each message runs to completion (its commit included) before the
 // next starts, so a write is acknowledged only once it is durable.
-import init, { RunStoreCore } from '../pkg/runstore.js';
+import { init, RunStoreCore } from './core.js';
 import { RunStoreError, serializeError } from './errors.js';
 import { METHODS } from './methods.js';
 

@@ -118,6 +118,12 @@ impl From<rusqlite::Error> for Error {
     fn from(error: rusqlite::Error) -> Self {
         use rusqlite::ErrorCode;
         let message = error.to_string();
+        if let rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..) = error
+        {
+            // A stored value of the wrong type: the file was changed behind the store's back.
+            return Error::Corrupt { message };
+        }
         match error.sqlite_error_code() {
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Error::Busy { message },
             Some(ErrorCode::DiskFull) => Error::StorageFull { message },

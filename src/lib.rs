@@ -39,5 +39,5 @@ pub use model::visibility::*;
 pub use model::Millis;
 pub use sqlite::{
     Durability, Medium, SqliteStore, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES, MAX_ID_BYTES,
-    SCHEMA_VERSION,
+    MAX_JSON_DEPTH, SCHEMA_VERSION,
 };

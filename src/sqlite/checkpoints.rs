@@ -3,7 +3,7 @@
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::revisions::{commit_if_written, next_revision, Target};
-use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use super::{check_id, encode_document, from_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::checkpoints::*;
 
@@ -54,9 +54,7 @@ fn encode_state(checkpoint: &Checkpoint) -> Result<String> {
     if let Some(run_id) = &checkpoint.run_id {
         check_id("runId", run_id)?;
     }
-    let state = serde_json::to_string(&checkpoint.state)?;
-    check_size("state", state.len(), MAX_DOCUMENT_BYTES)?;
-    Ok(state)
+    encode_document("state", &checkpoint.state)
 }
 
 impl CheckpointStore for SqliteStore {

@@ -3,7 +3,7 @@
 use rusqlite::{params, OptionalExtension, Row, Transaction};
 
 use super::revisions::{conflict, next_revision, Target};
-use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use super::{check_id, check_size, encode_document, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
 use crate::error::{Error, Result};
 use crate::model::effects::*;
 
@@ -19,12 +19,6 @@ struct Encoded<'a> {
     error: Option<&'a str>,
 }
 
-fn encode_json(field: &str, value: &serde_json::Value) -> Result<String> {
-    let text = serde_json::to_string(value)?;
-    check_size(field, text.len(), MAX_DOCUMENT_BYTES)?;
-    Ok(text)
-}
-
 /// Checks a record and encodes its columns, before any lock is taken.
 fn encode(record: &EffectRecord, expected: Option<u64>) -> Result<Encoded<'_>> {
     let revision = next_revision(record.revision, expected)?;
@@ -33,9 +27,11 @@ fn encode(record: &EffectRecord, expected: Option<u64>) -> Result<Encoded<'_>> {
     if let Some(key) = &record.idempotency_key {
         check_id("idempotencyKey", key)?;
     }
-    let request = encode_json("request", &record.request)?;
+    let request = encode_document("request", &record.request)?;
     let (output, error) = match &record.status {
-        EffectStatus::Completed { output } => (Some(encode_json("status.output", output)?), None),
+        EffectStatus::Completed { output } => {
+            (Some(encode_document("status.output", output)?), None)
+        }
         EffectStatus::Failed { error } => {
             check_size("status.error", error.len(), MAX_DOCUMENT_BYTES)?;
             (None, Some(error.as_str()))

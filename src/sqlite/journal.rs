@@ -3,7 +3,9 @@
 use rusqlite::{params, OptionalExtension, Row, Transaction};
 
 use super::outbox::check_rows as check_outbox_rows;
-use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use super::{
+    check_depth, check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES,
+};
 use crate::error::{Error, Result};
 use crate::model::journal::*;
 use crate::model::outbox::NewOutboxRow;
@@ -21,7 +23,8 @@ const LIFECYCLE: [&str; 7] = [
 ];
 
 /// Encodes an event as its version byte followed by its JSON.
-fn encode(event: &Event) -> Result<Vec<u8>> {
+fn encode(index: usize, event: &Event) -> Result<Vec<u8>> {
+    check_depth(&format!("events[{index}].data"), &event.data)?;
     let mut blob = Vec::with_capacity(256);
     blob.push(EVENT_VERSION as u8);
     serde_json::to_writer(&mut blob, event)?;
@@ -48,13 +51,7 @@ fn decode_at(workflow_id: &str, seq: u64, blob: &[u8]) -> Result<Event> {
 
 fn check_event(index: usize, event: &Event) -> Result<()> {
     let field = |name: &str| format!("events[{index}].{name}");
-    let non_empty = |name: &str, value: &str| {
-        if value.is_empty() {
-            Err(Error::invalid(field(name), "must not be empty"))
-        } else {
-            Ok(())
-        }
-    };
+    let non_empty = |name: &str, value: &str| check_id(&field(name), value);
     match &event.kind {
         EventKind::Started {
             workflow_type,
@@ -134,13 +131,16 @@ impl Projection {
 const SUMMARY_COLUMNS: &str =
     "workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at";
 
-fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<(WorkflowSummary, String)> {
+/// A summary row as read, with the columns [`finish_summary`] still has to check.
+type RawSummary = (WorkflowSummary, String, i64);
+
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<RawSummary> {
     let status: String = row.get(2)?;
     let head: i64 = row.get(1)?;
     Ok((
         WorkflowSummary {
             workflow_id: row.get(0)?,
-            head: head as u64,
+            head: 0,
             status: WorkflowStatus::Pending,
             workflow_type: row.get(3)?,
             run_id: row.get(4)?,
@@ -149,10 +149,12 @@ fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<(WorkflowSummary, String)
             updated_at: row.get(7)?,
         },
         status,
+        head,
     ))
 }
 
-fn finish_summary((mut summary, status): (WorkflowSummary, String)) -> Result<WorkflowSummary> {
+fn finish_summary((mut summary, status, head): RawSummary) -> Result<WorkflowSummary> {
+    summary.head = from_sql_int("head", head)?;
     summary.status = WorkflowStatus::parse(&status).ok_or_else(|| Error::Corrupt {
         message: format!(
             "workflow {} has unknown status {status}",
@@ -245,7 +247,7 @@ impl SqliteStore {
             .enumerate()
             .map(|(i, event)| {
                 check_event(i, event)?;
-                Ok((encode(event)?, event))
+                Ok((encode(i, event)?, event))
             })
             .collect()
     }
@@ -365,6 +367,9 @@ impl EventJournal for SqliteStore {
     }
 
     fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>> {
+        // One read transaction: the head and the lifecycle events from one snapshot, even
+        // while another connection appends. Dropped at the end, it only ends the read.
+        let _snapshot = self.conn().unchecked_transaction()?;
         let head = self.head(workflow_id)?;
         let mut stmt = self.conn().prepare_cached(
             "SELECT seq, event FROM events

@@ -101,6 +101,9 @@ impl SqliteStore {
         durability: Durability,
     ) -> Result<Self> {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Room for every hot statement of every area (about 70); the default 16 would evict them
+        // as soon as an application uses more than one or two areas.
+        conn.set_prepared_statement_cache_capacity(128);
         if medium == Medium::Sahpool {
             // sahpool has no shared memory: WAL works only under exclusive locking, and a
             // database left in WAL mode cannot even be read without it, so this comes before
@@ -220,6 +223,39 @@ pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
 /// Upper bound on one byte payload (artifact, archive, outbox input, state blob), in bytes.
 pub const MAX_BLOB_BYTES: usize = 64 << 20;
+
+/// Deepest nesting of a JSON document the store accepts. serde_json refuses to read more than
+/// 128 levels, so a deeper document would be written and then be unreadable.
+pub const MAX_JSON_DEPTH: usize = 100;
+
+/// Encodes a caller's JSON document for a TEXT column, refusing one that is too large or too
+/// deeply nested to be read back.
+fn encode_document(field: &str, value: &serde_json::Value) -> Result<String> {
+    check_depth(field, value)?;
+    let text = serde_json::to_string(value)?;
+    check_size(field, text.len(), MAX_DOCUMENT_BYTES)?;
+    Ok(text)
+}
+
+/// Refuses JSON nested deeper than [`MAX_JSON_DEPTH`].
+fn check_depth(field: &str, value: &serde_json::Value) -> Result<()> {
+    let mut pending = vec![(value, 1)];
+    while let Some((value, depth)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match value {
+            serde_json::Value::Array(items) => Box::new(items.iter()),
+            serde_json::Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth > MAX_JSON_DEPTH {
+            return Err(Error::invalid(
+                field,
+                format!("is nested deeper than {MAX_JSON_DEPTH} levels"),
+            ));
+        }
+        pending.extend(children.map(|child| (child, depth + 1)));
+    }
+    Ok(())
+}
 
 /// Checks a payload against its size limit.
 fn check_size(field: &str, len: usize, max: usize) -> Result<()> {

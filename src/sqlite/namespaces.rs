@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::{check_id, check_size, SqliteStore, MAX_DOCUMENT_BYTES};
+use super::{check_id, encode_document, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::namespaces::*;
 use crate::model::Millis;
@@ -14,9 +14,7 @@ fn encode_placement(field: &str, placement: Option<&serde_json::Value>) -> Resul
     let Some(placement) = placement.filter(|p| !p.is_null()) else {
         return Ok(None);
     };
-    let json = serde_json::to_string(placement)?;
-    check_size(field, json.len(), MAX_DOCUMENT_BYTES)?;
-    Ok(Some(json))
+    encode_document(field, placement).map(Some)
 }
 
 fn corrupt(name: &str, column: &str, value: &str) -> Error {

@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
+use super::{check_id, encode_document, from_sql_int, to_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::run_journal::*;
 
@@ -35,8 +35,7 @@ impl RunJournal for SqliteStore {
         check_id("eventId", &event.event_id)?;
         check_id("runId", &event.run_id)?;
         let sequence = to_sql_int("sequence", event.sequence)?;
-        let data = serde_json::to_string(&event.data)?;
-        check_size("data", data.len(), MAX_DOCUMENT_BYTES)?;
+        let data = encode_document("data", &event.data)?;
         // One statement: atomic without an explicit transaction.
         let inserted = self
             .conn()

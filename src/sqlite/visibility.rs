@@ -7,7 +7,10 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Row};
 
-use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES, MAX_ID_BYTES};
+use super::{
+    check_id, check_size, encode_document, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES,
+    MAX_ID_BYTES,
+};
 use crate::error::{Error, Result};
 use crate::model::visibility::*;
 use crate::model::Millis;
@@ -253,9 +256,7 @@ fn check_record(record: &VisibilityRecord) -> Result<String> {
     for key in attributes.keys() {
         check_attribute_key("searchAttributes", key)?;
     }
-    let json = serde_json::to_string(attributes)?;
-    check_size("searchAttributes", json.len(), MAX_DOCUMENT_BYTES)?;
-    Ok(json)
+    encode_document("searchAttributes", &record.search_attributes)
 }
 
 fn record_from_row(row: &Row<'_>) -> Result<VisibilityRecord> {

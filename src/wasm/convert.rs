@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::Error;
+use crate::{Error, MAX_BLOB_BYTES};
 
 /// Nesting deeper than this is refused (it also stops cycles).
 const MAX_DEPTH: usize = 64;
@@ -49,7 +49,7 @@ fn convert<T: DeserializeOwned + Serialize>(field: &str, value: JsValue) -> Resu
     // serde-wasm-bindgen reads a struct by looking up its known fields only, so an unknown
     // (say, misspelt) field would pass unseen: the value read back must account for every key.
     let echo = converted
-        .serialize(&serde_wasm_bindgen::Serializer::new())
+        .serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true))
         .map_err(|e| Error::invalid(field, e.to_string()))?;
     reject_unknown_keys(field, &value, &echo)?;
     Ok(converted)
@@ -71,7 +71,8 @@ fn reject_unknown_keys(path: &str, input: &JsValue, echo: &JsValue) -> Result<()
     }
     for key in Object::keys(input.unchecked_ref::<Object>()).iter() {
         let value = Reflect::get(input, &key).unwrap_or(JsValue::UNDEFINED);
-        if value.is_undefined() {
+        if value.is_undefined() || value.is_null() {
+            // An absent optional field, however it is spelt.
             continue;
         }
         let name = key.as_string().unwrap_or_default();
@@ -128,17 +129,49 @@ fn check_value(path: &str, value: &JsValue, depth: usize) -> Result<(), Error> {
         for (index, item) in Array::from(value).iter().enumerate() {
             check_value(&format!("{path}[{index}]"), &item, depth + 1)?;
         }
-    } else if value.is_object() && !value.is_instance_of::<Uint8Array>() {
-        for entry in Object::entries(value.unchecked_ref::<Object>()).iter() {
-            let entry = Array::from(&entry);
-            let key = entry.get(0);
-            let key_text = key.as_string().unwrap_or_default();
-            let item_path = format!("{path}.{key_text}");
-            if let Some(key) = key.dyn_ref::<JsString>() {
-                check_text(&item_path, key)?;
-            }
-            check_value(&item_path, &entry.get(1), depth + 1)?;
+    } else if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+        // Refused before serde copies it into wasm memory.
+        if bytes.length() as usize > MAX_BLOB_BYTES {
+            return Err(Error::invalid(
+                path,
+                format!(
+                    "is {} bytes long; the limit is {MAX_BLOB_BYTES}",
+                    bytes.length()
+                ),
+            ));
         }
+    } else if value.is_object() {
+        check_object(path, value.unchecked_ref::<Object>(), depth)?;
+    }
+    Ok(())
+}
+
+/// Accepts plain objects only: serde would read a `Map` without seeing its cycles or its
+/// `NaN`s, and a `Date` or class instance as `{}`.
+fn check_object(path: &str, object: &Object, depth: usize) -> Result<(), Error> {
+    let prototype = Object::get_prototype_of(object);
+    if !prototype.is_null() && !Object::get_prototype_of(&prototype).is_null() {
+        return Err(Error::invalid(
+            path,
+            "is not a plain object (a Map, Date or class instance cannot be stored)",
+        ));
+    }
+    for entry in Object::entries(object).iter() {
+        let entry = Array::from(&entry);
+        let key = entry.get(0);
+        let key_text = key.as_string().unwrap_or_default();
+        let item_path = format!("{path}.{key_text}");
+        if key_text == "__proto__" {
+            // It would come back as the object's prototype, not as a field.
+            return Err(Error::invalid(
+                item_path,
+                "__proto__ cannot be a field name",
+            ));
+        }
+        if let Some(key) = key.dyn_ref::<JsString>() {
+            check_text(&item_path, key)?;
+        }
+        check_value(&item_path, &entry.get(1), depth + 1)?;
     }
     Ok(())
 }

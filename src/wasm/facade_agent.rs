@@ -131,7 +131,7 @@ impl RunStoreCore {
 
     // ----- artifacts -----
 
-    /// Stores bytes; the store computes size and sha256. The same idempotency key returns the same artifact.
+    /// Stores bytes; the store computes size and sha256. Putting the same artifact again under its idempotency key returns the stored one; other content under a held key is IDEMPOTENCY_CONFLICT.
     #[wasm_bindgen(js_name = putArtifact, unchecked_return_type = "ArtifactMeta")]
     pub fn put_artifact(
         &self,

@@ -18,6 +18,8 @@ pub const CASES: &[Case] = cases![
     append_with_outbox_commits_both_or_neither,
     journal_survives_reopen,
     decode_check_names_the_first_undecodable_event,
+    a_failure_inside_the_transaction_rolls_back_the_whole_append,
+    json_is_read_back_exactly_and_too_deep_json_is_refused,
 ];
 
 pub fn started(workflow_type: &str, run_id: &str, at: Millis) -> Event {
@@ -371,4 +373,69 @@ fn decode_check_names_the_first_undecodable_event(backend: &dyn Backend) {
     assert_eq!((found.workflow_id.as_str(), found.seq), ("a", 2));
     assert!(found.reason.contains("version 9"), "{}", found.reason);
     expect_code(store.read_history("a"), "SERIALIZATION");
+}
+
+fn a_failure_inside_the_transaction_rolls_back_the_whole_append(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store.append("wf", &[started("t", "r", 1)], 0).unwrap();
+    // The events are written first, then the outbox row fails inside the same transaction.
+    store
+        .raw_execute(
+            "CREATE TEMP TRIGGER refuse_outbox BEFORE INSERT ON outbox
+             BEGIN SELECT RAISE(ABORT, 'refused by test'); END",
+        )
+        .unwrap();
+    let row = NewOutboxRow {
+        dispatch_key: "wf:1".into(),
+        workflow_id: "wf".into(),
+        ordinal: 1,
+        activity_type: "send".into(),
+        input: vec![1],
+        visible_after: 0,
+        attempt: 0,
+        run_id: None,
+        namespace: None,
+        task_queue: None,
+        node: None,
+    };
+    let error = store
+        .append_with_outbox("wf", &[custom("a", 2), custom("b", 3)], 1, &[row])
+        .unwrap_err();
+    assert!(error.to_string().contains("refused by test"), "{error}");
+    assert_eq!(store.head("wf").unwrap(), 1);
+    assert_eq!(store.read_history("wf").unwrap().len(), 1);
+    assert_eq!(store.workflow_summary("wf").unwrap().head, 1);
+    store.raw_execute("DROP TRIGGER refuse_outbox").unwrap();
+    assert_eq!(store.append("wf", &[custom("a", 2)], 1).unwrap(), 2);
+}
+
+fn json_is_read_back_exactly_and_too_deep_json_is_refused(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    // Doubles that a parser without correct rounding reads back one bit off.
+    let floats = json!([
+        0.9749512713538497,
+        0.1,
+        1e-300,
+        2.2250738585072014e-308,
+        123456.789e3
+    ]);
+    let event = Event {
+        data: json!({ "floats": floats }),
+        ..custom("measured", 1)
+    };
+    store.append("wf", std::slice::from_ref(&event), 0).unwrap();
+    assert_eq!(store.read_history("wf").unwrap()[0].event, event);
+
+    let mut deep = json!(1);
+    for _ in 0..=MAX_JSON_DEPTH {
+        deep = json!([deep]);
+    }
+    let too_deep = Event {
+        data: deep,
+        ..custom("deep", 2)
+    };
+    let error = expect_code(store.append("wf", &[too_deep], 1), "INVALID_INPUT");
+    assert!(error.to_string().contains("events[0].data"), "{error}");
+    assert_eq!(store.head("wf").unwrap(), 1);
+    assert_eq!(store.read_history("wf").unwrap().len(), 1, "still readable");
 }

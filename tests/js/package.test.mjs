@@ -176,6 +176,10 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
       'claim filter has an unknown field': () => store.claimOutbox(10, 5, { bogus: true }),
       'visibility filter has an unknown operator': () =>
         store.countVisibility({ search: [{ key: 'a', op: 'like', value: 1 }] }),
+      'a Map in the payload': () => store.append('wf', [{ ...ok, data: new Map([['a', NaN]]) }], 1),
+      'a Date in the payload': () => store.append('wf', [{ ...ok, data: { at: new Date(0) } }], 1),
+      'an unknown field in an event': () => store.append('wf', [{ ...ok, dat: { typo: true } }], 1),
+      'a __proto__ key in the payload': () => store.append('wf', [{ ...ok, data: JSON.parse('{"__proto__": {"x": 1}}') }], 1),
       'checkpoint state is cyclic': () => {
         const state = {};
         state.self = state;
@@ -193,6 +197,7 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     }
     out.after = {
       head: await store.head('wf'),
+      absent: [await store.findEffect('email', 'nothing'), await store.outboxRowState('nope')],
       history: (await store.readHistory('wf')).length,
       outbox: (await store.listOutbox(null, null, 100)).map((r) => [r.dispatchKey, r.status]),
       claimed: (await store.listOutbox('claimed', null, 100)).length,
@@ -203,7 +208,9 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     return out;
   });
   const { after: state, ...cases } = results;
-  assert.equal(Object.keys(cases).length, 21);
+  assert.equal(Object.keys(cases).length, 25);
+  assert.equal(cases['an unknown field in an event'].field, 'events[0].dat');
+  assert.equal(cases['a Map in the payload'].field, 'events[0].data');
   for (const [name, result] of Object.entries(cases)) {
     assert.equal(result.code, 'INVALID_INPUT', `${name}: ${JSON.stringify(result)}`);
   }
@@ -216,6 +223,7 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
   assert.equal(cases['outbox input is a string'].field.startsWith('rows[0]'), true);
   assert.deepEqual(state, {
     head: 1,
+    absent: [null, null],
     history: 1,
     outbox: [['k0', 'pending']],
     claimed: 0,
@@ -268,4 +276,51 @@ test('the README quick start runs and prints what it says', async () => {
   assert.ok(expected.length >= 3);
   assert.deepEqual(printed, expected);
   await page.close();
+});
+
+/** Opens a store, trying again while a closed tab's worker still holds the OPFS files. */
+async function openRetrying(page, name) {
+  return page.evaluate(async (name) => {
+    const deadline = performance.now() + 10_000;
+    for (;;) {
+      try {
+        window.store = await window.runstore.RunStore.open(name, { persistence: 'opfs' });
+        return;
+      } catch (error) {
+        if (error.code !== 'BUSY' || performance.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }, name);
+}
+
+test('a tab closed mid-write keeps every acknowledged append, with no gap', async () => {
+  const page = await openApp();
+  await openRetrying(page, 'crash-test');
+  // Appends one event after another; each acknowledged head is noted synchronously.
+  await page.evaluate(() => {
+    localStorage.setItem('acked', '0');
+    (async () => {
+      for (let head = 0; ; head++) {
+        const event = { type: 'custom', name: 'tick', recordedAt: head, data: { head } };
+        await window.store.append('wf', [event], head);
+        localStorage.setItem('acked', String(head + 1));
+      }
+    })();
+  });
+  await page.waitForFunction(() => Number(localStorage.getItem('acked')) >= 40);
+  await page.close(); // the tab goes away with an append in flight; its worker is terminated
+
+  const next = await openApp();
+  await openRetrying(next, 'crash-test');
+  const { acked, seqs } = await next.evaluate(async () => {
+    const acked = Number(localStorage.getItem('acked'));
+    const seqs = (await window.store.readHistory('wf')).map((e) => e.seq);
+    await window.store.close();
+    return { acked, seqs };
+  });
+  assert.ok(acked >= 40);
+  assert.ok(seqs.length >= acked, `${seqs.length} events kept, ${acked} acknowledged`);
+  assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1));
+  await next.close();
 });
