@@ -16,10 +16,8 @@ step "native tests"
 cargo test --quiet
 
 for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-demo.sh; do
-  if [ -f "$stage" ]; then
-    step "$stage"
-    bash "$stage"
-  fi
+  step "$stage"
+  bash "$stage"
 done
 echo
 echo "all tests passed"
