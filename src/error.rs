@@ -20,7 +20,7 @@ pub enum Error {
 
     /// A compare-and-swap or a uniqueness guard found state other than the caller expected.
     /// `expected`/`actual` are revisions where the entity has them (`None`: absent).
-    #[error("conflict on {entity} {id}: expected revision {}, found {}", show_rev(*.expected), show_rev(*.actual))]
+    #[error("conflict on {entity} {id}{}", show_revisions(*.expected, *.actual))]
     Conflict {
         entity: &'static str,
         id: String,
@@ -74,8 +74,14 @@ pub enum Error {
     Backend { message: String },
 }
 
-fn show_rev(revision: Option<u64>) -> String {
-    revision.map_or_else(|| "none".to_owned(), |r| r.to_string())
+/// The revision part of a conflict's message; nothing for an entity without revisions (a
+/// settled outbox row, say), where "expected none, found none" would only confuse.
+fn show_revisions(expected: Option<u64>, actual: Option<u64>) -> String {
+    let show = |r: Option<u64>| r.map_or_else(|| "none".to_owned(), |r| r.to_string());
+    match (expected, actual) {
+        (None, None) => " (it exists already, or is settled)".to_owned(),
+        _ => format!(": expected revision {}, found {}", show(expected), show(actual)),
+    }
 }
 
 impl Error {
