@@ -18,6 +18,11 @@
 //! # Ok::<(), runstore::Error>(())
 //! ```
 
+/// The README's Rust example, compiled with the doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod error;
 pub mod model;
 mod sqlite;
