@@ -169,21 +169,15 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
         Durability::Full => "FULL",
         Durability::Relaxed => "NORMAL",
     };
-    match medium {
-        Medium::NativeFile => {
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))?;
+    if medium != Medium::Memory {
+        let mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+        // A journal mode SQLite refused would silently change what a commit promises.
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Backend {
+                message: format!("journal_mode WAL was refused; the mode is {mode}"),
+            });
         }
-        Medium::Sahpool => {
-            let mode: String =
-                conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
-            // A journal mode SQLite refused would silently change what a commit promises.
-            if !mode.eq_ignore_ascii_case("wal") {
-                return Err(Error::Backend {
-                    message: format!("journal_mode WAL was refused; the mode is {mode}"),
-                });
-            }
-        }
-        Medium::Memory => {}
     }
     conn.pragma_update(None, "synchronous", synchronous)?;
     Ok(())
