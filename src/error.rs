@@ -80,7 +80,11 @@ fn show_revisions(expected: Option<u64>, actual: Option<u64>) -> String {
     let show = |r: Option<u64>| r.map_or_else(|| "none".to_owned(), |r| r.to_string());
     match (expected, actual) {
         (None, None) => " (it exists already, or is settled)".to_owned(),
-        _ => format!(": expected revision {}, found {}", show(expected), show(actual)),
+        _ => format!(
+            ": expected revision {}, found {}",
+            show(expected),
+            show(actual)
+        ),
     }
 }
 
