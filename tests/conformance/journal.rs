@@ -40,6 +40,23 @@ pub fn custom(name: &str, at: Millis) -> Event {
     }
 }
 
+/// A due outbox row of workflow `wf`.
+fn outbox_row(key: &str) -> NewOutboxRow {
+    NewOutboxRow {
+        dispatch_key: key.into(),
+        workflow_id: "wf".into(),
+        ordinal: 1,
+        activity_type: "send".into(),
+        input: vec![1],
+        visible_after: 0,
+        attempt: 0,
+        run_id: Some("r1".into()),
+        namespace: Some("shop".into()),
+        task_queue: None,
+        node: None,
+    }
+}
+
 pub fn event(kind: EventKind, at: Millis) -> Event {
     Event {
         kind,
@@ -102,19 +119,7 @@ fn stale_expected_head_is_a_sequence_conflict_naming_both_heads(backend: &dyn Ba
 fn failed_append_writes_nothing(backend: &dyn Backend) {
     let store = backend.fresh().open();
     store.append("wf", &[started("t", "r", 1)], 0).unwrap();
-    let row = NewOutboxRow {
-        dispatch_key: "wf:1".into(),
-        workflow_id: "wf".into(),
-        ordinal: 1,
-        activity_type: "send".into(),
-        input: vec![1],
-        visible_after: 0,
-        attempt: 0,
-        run_id: None,
-        namespace: None,
-        task_queue: None,
-        node: None,
-    };
+    let row = outbox_row("wf:1");
     expect_code(
         store.append_with_outbox("wf", &[custom("x", 2)], 0, &[row]),
         "SEQUENCE_CONFLICT",
@@ -307,19 +312,7 @@ fn run_chain_follows_continue_as_new(backend: &dyn Backend) {
 
 fn append_with_outbox_commits_both_or_neither(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    let row = |key: &str| NewOutboxRow {
-        dispatch_key: key.into(),
-        workflow_id: "wf".into(),
-        ordinal: 1,
-        activity_type: "charge".into(),
-        input: b"{\"amount\":5}".to_vec(),
-        visible_after: 0,
-        attempt: 0,
-        run_id: Some("r1".into()),
-        namespace: Some("shop".into()),
-        task_queue: None,
-        node: None,
-    };
+    let row = outbox_row;
     let head = store
         .append_with_outbox("wf", &[started("order", "r1", 1)], 0, &[row("wf:1")])
         .unwrap();
@@ -385,19 +378,7 @@ fn a_failure_inside_the_transaction_rolls_back_the_whole_append(backend: &dyn Ba
              BEGIN SELECT RAISE(ABORT, 'refused by test'); END",
         )
         .unwrap();
-    let row = NewOutboxRow {
-        dispatch_key: "wf:1".into(),
-        workflow_id: "wf".into(),
-        ordinal: 1,
-        activity_type: "send".into(),
-        input: vec![1],
-        visible_after: 0,
-        attempt: 0,
-        run_id: None,
-        namespace: None,
-        task_queue: None,
-        node: None,
-    };
+    let row = outbox_row("wf:1");
     let error = store
         .append_with_outbox("wf", &[custom("a", 2), custom("b", 3)], 1, &[row])
         .unwrap_err();
