@@ -110,6 +110,20 @@ test('every area works on OPFS and reads back after a reload', async () => {
   await page.close();
 });
 
+test('runstore/core works in an app\'s own worker and throws RunStoreError', async () => {
+  const page = await openApp();
+  const report = await page.evaluate(() => window.runCoreWorker());
+  assert.equal(report.failed, undefined, report.failed);
+  assert.equal(report.head, 1);
+  assert.deepEqual(report.conflict, {
+    isError: true, isRunStoreError: true, code: 'SEQUENCE_CONFLICT', expected: 0, actual: 1,
+  });
+  assert.equal(report.busy.code, 'BUSY');
+  assert.equal(report.busy.isRunStoreError, true);
+  assert.deepEqual(report.names, ['first']);
+  await page.close();
+});
+
 test('a sequence conflict is a RunStoreError with its code and both heads', async () => {
   const page = await openApp();
   const caught = await page.evaluate(async () => {

@@ -4,4 +4,16 @@ import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
+
+/** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
+window.runCoreWorker = () =>
+  new Promise((resolve) => {
+    const worker = new Worker(new URL('./core-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage('run');
+  });
 document.getElementById('status').textContent = 'ready';

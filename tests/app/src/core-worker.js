@@ -1,0 +1,37 @@
+// An app's own dedicated worker using the store directly through `runstore/core`.
+import { init, RunStoreCore, RunStoreError } from 'runstore/core';
+
+function describe(error) {
+  return {
+    isError: error instanceof Error,
+    isRunStoreError: error instanceof RunStoreError,
+    code: error.code,
+    expected: error.expected,
+    actual: error.actual,
+  };
+}
+
+self.onmessage = async () => {
+  try {
+    await init();
+    const store = await RunStoreCore.open('core-test', { persistence: 'opfs' });
+    const head = store.append('wf', [{ type: 'custom', name: 'first', recordedAt: 1 }], 0);
+    let conflict = null;
+    try {
+      store.append('wf', [{ type: 'custom', name: 'stale', recordedAt: 2 }], 0);
+    } catch (error) {
+      conflict = describe(error);
+    }
+    let busy = null;
+    try {
+      await RunStoreCore.open('core-test', { persistence: 'opfs' });
+    } catch (error) {
+      busy = describe(error);
+    }
+    const names = store.readHistory('wf').map((event) => event.name);
+    await store.close();
+    self.postMessage({ head, conflict, busy, names });
+  } catch (error) {
+    self.postMessage({ failed: String(error?.stack ?? error) });
+  }
+};
