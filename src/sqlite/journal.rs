@@ -4,7 +4,8 @@ use rusqlite::{params, OptionalExtension, Row, Transaction};
 
 use super::outbox::check_rows as check_outbox_rows;
 use super::{
-    check_depth, check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_DOCUMENT_BYTES,
+    check_depth, check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore,
+    MAX_DOCUMENT_BYTES,
 };
 use crate::error::{Error, Result};
 use crate::model::journal::*;
@@ -24,7 +25,7 @@ const LIFECYCLE: [&str; 7] = [
 
 /// Encodes an event as its version byte followed by its JSON.
 fn encode(index: usize, event: &Event) -> Result<Vec<u8>> {
-    check_depth(&format!("events[{index}].data"), &event.data)?;
+    check_depth(|| format!("events[{index}].data"), &event.data)?;
     let mut blob = Vec::with_capacity(256);
     blob.push(EVENT_VERSION as u8);
     serde_json::to_writer(&mut blob, event)?;
@@ -51,7 +52,7 @@ fn decode_at(workflow_id: &str, seq: u64, blob: &[u8]) -> Result<Event> {
 
 fn check_event(index: usize, event: &Event) -> Result<()> {
     let field = |name: &str| format!("events[{index}].{name}");
-    let non_empty = |name: &str, value: &str| check_id(&field(name), value);
+    let non_empty = |name: &str, value: &str| check_id_as(|| field(name), value);
     match &event.kind {
         EventKind::Started {
             workflow_type,
@@ -128,8 +129,20 @@ impl Projection {
     }
 }
 
-const SUMMARY_COLUMNS: &str =
-    "workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at";
+/// The projection row's columns, in the order [`summary_from_row`] reads them.
+macro_rules! summary_columns {
+    () => {
+        "workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at"
+    };
+}
+const SUMMARY_COLUMNS: &str = summary_columns!();
+
+/// One workflow's projection row; a literal, so that the append's hot path builds no SQL text.
+const SELECT_SUMMARY: &str = concat!(
+    "SELECT ",
+    summary_columns!(),
+    " FROM workflows WHERE workflow_id = ?1"
+);
 
 /// A summary row as read, with the columns [`finish_summary`] still has to check.
 type RawSummary = (WorkflowSummary, String, i64);
@@ -174,9 +187,7 @@ impl SqliteStore {
         expected_seq: u64,
     ) -> Result<u64> {
         let stored = tx
-            .prepare_cached(&format!(
-                "SELECT {SUMMARY_COLUMNS} FROM workflows WHERE workflow_id = ?1"
-            ))?
+            .prepare_cached(SELECT_SUMMARY)?
             .query_row([workflow_id], summary_from_row)
             .optional()?
             .map(finish_summary)
@@ -332,9 +343,7 @@ impl EventJournal for SqliteStore {
 
     fn workflow_summary(&self, workflow_id: &str) -> Result<WorkflowSummary> {
         self.conn()
-            .prepare_cached(&format!(
-                "SELECT {SUMMARY_COLUMNS} FROM workflows WHERE workflow_id = ?1"
-            ))?
+            .prepare_cached(SELECT_SUMMARY)?
             .query_row([workflow_id], summary_from_row)
             .optional()?
             .map(finish_summary)

@@ -197,12 +197,18 @@ fn from_sql_int(column: &str, value: i64) -> Result<u64> {
 
 /// Checks that a caller's identifier is usable: non-empty and of bounded length.
 fn check_id(field: &str, value: &str) -> Result<()> {
+    check_id_as(|| field.to_owned(), value)
+}
+
+/// As [`check_id`], building the field's name only to report a failure: appends and batch
+/// inserts check several ids per event or row.
+fn check_id_as(field: impl FnOnce() -> String, value: &str) -> Result<()> {
     if value.is_empty() {
-        return Err(Error::invalid(field, "must not be empty"));
+        return Err(Error::invalid(field(), "must not be empty"));
     }
     if value.len() > MAX_ID_BYTES {
         return Err(Error::invalid(
-            field,
+            field(),
             format!("is {} bytes long; the limit is {MAX_ID_BYTES}", value.len()),
         ));
     }
@@ -225,30 +231,32 @@ pub const MAX_JSON_DEPTH: usize = 100;
 /// Encodes a caller's JSON document for a TEXT column, refusing one that is too large or too
 /// deeply nested to be read back.
 fn encode_document(field: &str, value: &serde_json::Value) -> Result<String> {
-    check_depth(field, value)?;
+    check_depth(|| field.to_owned(), value)?;
     let text = serde_json::to_string(value)?;
     check_size(field, text.len(), MAX_DOCUMENT_BYTES)?;
     Ok(text)
 }
 
-/// Refuses JSON nested deeper than [`MAX_JSON_DEPTH`].
-fn check_depth(field: &str, value: &serde_json::Value) -> Result<()> {
-    let mut pending = vec![(value, 1)];
-    while let Some((value, depth)) = pending.pop() {
-        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match value {
-            serde_json::Value::Array(items) => Box::new(items.iter()),
-            serde_json::Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if depth > MAX_JSON_DEPTH {
-            return Err(Error::invalid(
-                field,
-                format!("is nested deeper than {MAX_JSON_DEPTH} levels"),
-            ));
-        }
-        pending.extend(children.map(|child| (child, depth + 1)));
+/// Refuses JSON nested deeper than [`MAX_JSON_DEPTH`], naming the field only on failure.
+fn check_depth(field: impl FnOnce() -> String, value: &serde_json::Value) -> Result<()> {
+    if nested_deeper_than(value, MAX_JSON_DEPTH) {
+        return Err(Error::invalid(
+            field(),
+            format!("is nested deeper than {MAX_JSON_DEPTH} levels"),
+        ));
     }
     Ok(())
+}
+
+/// Whether `value` has more than `levels` levels of arrays and objects. The recursion stops
+/// at `levels`, so it is bounded whatever the input.
+fn nested_deeper_than(value: &serde_json::Value, levels: usize) -> bool {
+    let deeper = |child: &serde_json::Value| nested_deeper_than(child, levels - 1);
+    match value {
+        serde_json::Value::Array(items) => levels == 0 || items.iter().any(deeper),
+        serde_json::Value::Object(map) => levels == 0 || map.values().any(deeper),
+        _ => false,
+    }
 }
 
 /// Checks a payload against its size limit.

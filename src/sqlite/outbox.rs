@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use rusqlite::{params, OptionalExtension, Params, Row, Transaction};
 
-use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES};
+use super::{
+    check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES,
+};
 use crate::error::{Error, Result};
 use crate::model::outbox::*;
 use crate::model::Millis;
@@ -29,14 +31,29 @@ const RETRY: &str = "UPDATE outbox SET status = 'pending', attempt = ?2, visible
      WHERE dispatch_key = ?1 AND status IN ('pending', 'claimed')";
 
 fn check_row(index: usize, row: &NewOutboxRow) -> Result<()> {
+    // Field names are built only to report a failure: a batch checks every row.
     let field = |name: &str| format!("outbox[{index}].{name}");
-    check_id(&field("dispatchKey"), &row.dispatch_key)?;
-    check_id(&field("workflowId"), &row.workflow_id)?;
-    check_id(&field("activityType"), &row.activity_type)?;
-    to_sql_int(&field("ordinal"), row.ordinal)?;
-    check_size(&field("input"), row.input.len(), MAX_BLOB_BYTES)?;
-    check_optional_id(&field("runId"), &row.run_id)?;
-    check_route(&field(""), &row.namespace, &row.task_queue, &row.node)
+    check_id_as(|| field("dispatchKey"), &row.dispatch_key)?;
+    check_id_as(|| field("workflowId"), &row.workflow_id)?;
+    check_id_as(|| field("activityType"), &row.activity_type)?;
+    if i64::try_from(row.ordinal).is_err() {
+        to_sql_int(&field("ordinal"), row.ordinal)?;
+    }
+    if row.input.len() > MAX_BLOB_BYTES {
+        check_size(&field("input"), row.input.len(), MAX_BLOB_BYTES)?;
+    }
+    let optional = [
+        ("runId", &row.run_id),
+        ("namespace", &row.namespace),
+        ("taskQueue", &row.task_queue),
+        ("node", &row.node),
+    ];
+    for (name, value) in optional {
+        if let Some(value) = value {
+            check_id_as(|| field(name), value)?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
