@@ -1,0 +1,13 @@
+-- runstore schema, version 2: applied after schema.sql, in the same transaction, by
+-- migrations.rs. Forward-only: a version-1 database gains these tables and columns in place.
+
+-- ----- steps and request ids (sqlite/steps.rs) -----
+
+
+-- ----- outbox: fenced claims and poison rows (sqlite/outbox.rs) -----
+
+
+-- ----- retention and bounded reads (sqlite/retention.rs) -----
+
+
+-- ----- end of version 2 -----
