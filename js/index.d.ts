@@ -45,6 +45,8 @@ export declare class RunStoreError extends Error {
   /** SCHEMA_TOO_NEW: the database's schema version and the newest this code reads. */
   readonly found?: number;
   readonly supported?: number;
+  /** Any code, from `commit`: the index of the step's operation that failed. */
+  readonly operation?: number;
 }
 
 /** The store's methods: every string-named method of RunStoreCore but its lifecycle ones. */

@@ -67,4 +67,6 @@ export const METHODS = Object.freeze([
   'purgeExpiredArtifacts',
   'loadConversation',
   'saveConversation',
+  'commit',
+  'requestOutcome',
 ]);

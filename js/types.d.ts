@@ -302,3 +302,65 @@ export interface ConversationState {
   state: Uint8Array;
   updatedAt: number;
 }
+
+// ----- steps and the request log -----
+
+/**
+ * One write as data, tagged by `op`. Each has the semantics and errors of the store method of
+ * the same name.
+ */
+export type Operation =
+  | { op: 'append'; workflowId: string; events: Event[]; expectedSeq: number; outbox?: NewOutboxRow[] }
+  | { op: 'insertOutbox'; rows: NewOutboxRow[] }
+  | { op: 'completeOutbox'; dispatchKey: string }
+  | { op: 'retryOutbox'; dispatchKey: string; nextAttempt: number; visibleAfter: number }
+  | { op: 'failOutbox'; dispatchKey: string }
+  | { op: 'cancelWorkflowOutbox'; workflowId: string }
+  | { op: 'scheduleTimer'; workflowId: string; timerId: string; fireAt: number }
+  | { op: 'cancelTimer'; workflowId: string; timerId: string }
+  | { op: 'compareAndSwapCheckpoint'; checkpoint: Checkpoint; expectedRevision?: number | null }
+  | { op: 'compareAndSwapEffect'; record: EffectRecord; expectedRevision?: number | null }
+  | { op: 'upsertVisibility'; record: VisibilityRecord }
+  | { op: 'recordRunEvent'; event: RunEvent }
+  | { op: 'saveConversation'; state: ConversationState; expectedRevision?: number | null }
+  | { op: 'putArtifact'; artifact: NewArtifact; now: number }
+  | { op: 'deleteArtifact'; scope: string; artifactId: string };
+
+/** What one operation did, tagged by the same `op`. */
+export type OperationOutcome =
+  | { op: 'append'; head: number }
+  | { op: 'insertOutbox'; inserted: number }
+  | { op: 'completeOutbox' }
+  | { op: 'retryOutbox' }
+  | { op: 'failOutbox' }
+  | { op: 'cancelWorkflowOutbox'; cancelled: string[] }
+  | { op: 'scheduleTimer' }
+  | { op: 'cancelTimer'; removed: boolean }
+  | { op: 'compareAndSwapCheckpoint'; revision: number }
+  | { op: 'compareAndSwapEffect'; revision: number }
+  | { op: 'upsertVisibility' }
+  | { op: 'recordRunEvent' }
+  | { op: 'saveConversation'; revision: number }
+  | { op: 'putArtifact'; artifact: ArtifactMeta }
+  | { op: 'deleteArtifact'; deleted: boolean };
+
+/** Operations applied together in one transaction (at most 1000). */
+export interface Step {
+  /** Makes the step exactly-once: under an id that committed before, nothing is applied again. */
+  requestId?: string | null;
+  operations: Operation[];
+}
+
+export interface StepOutcome {
+  /** One per operation, in order. */
+  outcomes: OperationOutcome[];
+  /** True when the request id had committed before: nothing was applied now. */
+  replayed: boolean;
+}
+
+export interface RequestRecord {
+  requestId: string;
+  /** When it committed, by the store's clock. */
+  committedAt: number;
+  outcomes: OperationOutcome[];
+}

@@ -197,7 +197,10 @@ pub(crate) fn js_error(error: Error) -> JsValue {
         let _ = Reflect::set(&js, &JsValue::from_str(key), &value);
     };
     set("code", JsValue::from_str(error.code()));
-    for (key, value) in error_fields(&error) {
+    if let Error::Operation { index, .. } = &error {
+        set("operation", JsValue::from_f64(*index as f64));
+    }
+    for (key, value) in error_fields(error.cause()) {
         set(key, value);
     }
     js.into()

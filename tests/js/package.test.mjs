@@ -159,6 +159,58 @@ test('a sequence conflict is a RunStoreError with its code and both heads', asyn
   await page.close();
 });
 
+test('a step commits across areas in one message, exactly once under its request id', async () => {
+  const page = await openApp();
+  const result = await page.evaluate(async () => {
+    const { RunStore, RunStoreError } = window.runstore;
+    const store = await RunStore.open('steps-test', { persistence: 'opfs' });
+    const now = 1_700_000_000_000;
+    const step = {
+      requestId: 'wf-s/1',
+      operations: [
+        { op: 'append', workflowId: 'wf-s', expectedSeq: 0,
+          events: [{ type: 'started', workflowType: 'order', runId: 'r1', recordedAt: now }],
+          outbox: [{ dispatchKey: 'wf-s/charge', workflowId: 'wf-s', ordinal: 1, activityType: 'charge',
+                     input: new Uint8Array([1]), visibleAfter: now }] },
+        { op: 'scheduleTimer', workflowId: 'wf-s', timerId: 'reminder', fireAt: now + 1000 },
+        { op: 'compareAndSwapCheckpoint', checkpoint: { checkpointId: 'wf-s', revision: 0, state: { at: 1 }, updatedAt: now } },
+      ],
+    };
+    const first = await store.commit(step);
+    const again = await store.commit(step);
+    const recorded = await store.requestOutcome('wf-s/1');
+    // The last operation conflicts: the first two must not be written.
+    let failure;
+    try {
+      await store.commit({ operations: [
+        { op: 'append', workflowId: 'wf-s', expectedSeq: 1, events: [{ type: 'custom', name: 'x', recordedAt: now }] },
+        { op: 'cancelTimer', workflowId: 'wf-s', timerId: 'reminder' },
+        { op: 'compareAndSwapCheckpoint', expectedRevision: 7,
+          checkpoint: { checkpointId: 'wf-s', revision: 8, state: {}, updatedAt: now } },
+      ] });
+    } catch (error) {
+      failure = { isError: error instanceof RunStoreError, code: error.code, operation: error.operation,
+                  expected: error.expected, actual: error.actual };
+    }
+    let unknown;
+    try { await store.commit({ operations: [{ op: 'dropTable' }] }); } catch (error) { unknown = error.code; }
+    const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).length };
+    await store.close();
+    return { first, again, recorded, failure, unknown, after };
+  });
+  assert.deepEqual(result.first, {
+    outcomes: [{ op: 'append', head: 1 }, { op: 'scheduleTimer' }, { op: 'compareAndSwapCheckpoint', revision: 0 }],
+    replayed: false,
+  });
+  assert.deepEqual(result.again, { ...result.first, replayed: true });
+  assert.equal(result.recorded.requestId, 'wf-s/1');
+  assert.deepEqual(result.recorded.outcomes, result.first.outcomes);
+  assert.deepEqual(result.failure, { isError: true, code: 'CONFLICT', operation: 2, expected: 7, actual: 0 });
+  assert.equal(result.unknown, 'INVALID_INPUT');
+  assert.deepEqual(result.after, { head: 1, timers: 1 });
+  await page.close();
+});
+
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
   const page = await openApp();
   const results = await page.evaluate(async () => {

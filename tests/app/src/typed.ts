@@ -9,6 +9,8 @@ import {
   type WorkflowSummary,
   type ArtifactMeta,
   type EffectRecord,
+  type StepOutcome,
+  type RequestRecord,
 } from 'runstore';
 
 export async function typedUsage(): Promise<number> {
@@ -55,9 +57,26 @@ export async function typedUsage(): Promise<number> {
       void actual;
     }
   }
+  const step: StepOutcome = await store.commit({
+    requestId: 'order-42/step-2',
+    operations: [
+      { op: 'append', workflowId: 'order-42', events: [started], expectedSeq: head },
+      { op: 'scheduleTimer', workflowId: 'order-42', timerId: 'reminder', fireAt: Date.now() },
+    ],
+  });
+  const outcome = step.outcomes[0];
+  if (outcome.op === 'append') {
+    const newHead: number = outcome.head;
+    void newHead;
+  }
+  const recorded: RequestRecord | null = await store.requestOutcome('order-42/step-2');
+  void recorded;
   await store.close();
   return head + summary.head;
 }
 
 // @ts-expect-error: events must be an array of Event objects.
 export const wrong = (store: RunStore) => store.append('x', { type: 'completed' }, 0);
+
+// @ts-expect-error: an operation needs a known `op` tag.
+export const unknownOp = (store: RunStore) => store.commit({ operations: [{ op: 'dropTable' }] });
