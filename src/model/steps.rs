@@ -44,7 +44,7 @@ pub enum Operation {
         workflow_id: String,
         events: Vec<Event>,
         expected_seq: u64,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default)]
         outbox: Vec<NewOutboxRow>,
     },
     /// [`crate::OutboxStore::insert_outbox`]: rows whose key exists already are skipped.
