@@ -33,6 +33,7 @@ export const ErrorCode = Object.freeze({
   OPFS_UNAVAILABLE: 'OPFS_UNAVAILABLE',
   CORRUPT: 'CORRUPT',
   BACKEND: 'BACKEND',
+  UNAVAILABLE: 'UNAVAILABLE',
 });
 
 /** Turns an error thrown by the wasm store, or one carried over from the worker, into a RunStoreError. */

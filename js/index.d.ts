@@ -16,7 +16,8 @@ export type ErrorCodeName =
   | 'STORAGE_FULL'
   | 'OPFS_UNAVAILABLE'
   | 'CORRUPT'
-  | 'BACKEND';
+  | 'BACKEND'
+  | 'UNAVAILABLE';
 
 export declare const ErrorCode: Readonly<{ [K in ErrorCodeName]: K }>;
 
@@ -47,6 +48,59 @@ export declare class RunStoreError extends Error {
   readonly supported?: number;
   /** Any code, from `commit`: the index of the step's operation that failed. */
   readonly operation?: number;
+  /** UNAVAILABLE: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
+  readonly requestId?: string | null;
+}
+
+/** Options of `RunStore.open`: the store's own, and how this client shares it with other tabs. */
+export interface ClientOpenOptions extends OpenOptions {
+  /**
+   * `true`: this client holds the OPFS store alone, as `RunStoreCore` does: another tab or
+   * worker opening it gets BUSY. `false` (default): every tab of the origin that opens the
+   * store by this name shares it. (A memory store is always private to its client.)
+   */
+  exclusive?: boolean;
+  /**
+   * A shared store's call that no leader answered in this many milliseconds (default 30000)
+   * rejects with UNAVAILABLE carrying its `requestId`.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** What a change notice can name. */
+export type Area =
+  | 'journal'
+  | 'timers'
+  | 'outbox'
+  | 'visibility'
+  | 'namespaces'
+  | 'packages'
+  | 'checkpoints'
+  | 'effects'
+  | 'runJournal'
+  | 'artifacts'
+  | 'conversations';
+
+/** What one commit changed, told to every tab after it committed. */
+export interface Change {
+  /** The commit's request id (null for writes without one). */
+  requestId: string | null;
+  /** The areas written. */
+  areas: Area[];
+  /** The workflows written (events, timers, outbox rows inserted or cancelled, visibility). */
+  workflowIds: string[];
+  /** Each appended workflow's new head. */
+  heads: { [workflowId: string]: number };
+  /** New revisions of checkpoints, effects and conversations. */
+  revisions: { kind: 'checkpoint' | 'effect' | 'conversation'; id: string; revision: number }[];
+}
+
+/** Which changes a subscriber hears of: all given conditions must match; absent ones match anything. */
+export interface ChangeFilter {
+  /** Any of these areas. */
+  areas?: Area[] | null;
+  /** Any of these workflows. */
+  workflowIds?: string[] | null;
 }
 
 /** The store's methods: every string-named method of RunStoreCore but its lifecycle ones. */
@@ -63,11 +117,24 @@ export interface RunStore extends Promised<StoreMethods> {}
 export declare class RunStore {
   private constructor();
   /**
-   * Opens (creating if needed) the store `name` in a new dedicated worker. On OPFS the store
-   * holds its database alone: while it is open, another tab or worker opening the same name
-   * gets a RunStoreError with code BUSY.
+   * Opens (creating if needed) the store `name`. An OPFS store is shared by every tab of the
+   * origin that opens it: the leader (chosen by a queued Web Lock) runs it in its dedicated
+   * worker, the others' calls go to it; when the leader goes away the next tab takes over and
+   * unanswered calls are sent again under their request ids. With `exclusive: true` this
+   * client holds it alone and another opener gets BUSY. A memory store is private.
+   *
+   * Rejects with UNAVAILABLE when no tab could open the store within `requestTimeoutMs`.
    */
-  static open(name: string, options: OpenOptions): Promise<RunStore>;
-  /** Closes the database, releases its files and lock, and ends the worker. */
+  static open(name: string, options: ClientOpenOptions): Promise<RunStore>;
+  /** Whether this tab runs the database now (always true for an exclusive or memory store). */
+  readonly isLeader: boolean;
+  /** Calls `callback` when this tab becomes or stops being the leader; returns the unsubscribe function. */
+  onLeaderChange(callback: (isLeader: boolean) => void): () => void;
+  /**
+   * Calls `callback` after each commit (from any tab) that matches `filter`; returns the
+   * unsubscribe function. Throws INVALID_INPUT for a bad filter.
+   */
+  subscribe(filter: ChangeFilter | null | undefined, callback: (change: Change) => void): () => void;
+  /** Closes this client; a leader hands the store to the next tab. Pending calls reject. */
   close(): Promise<void>;
 }

@@ -1,22 +1,70 @@
 // The main-thread client: RunStore.open starts a dedicated worker that hosts the store (OPFS
 // needs one) and every method returns a Promise settled by the worker's answer.
+//
+// A shared store (OPFS, not `exclusive`) is open in any number of tabs: the tab that holds the
+// queued Web Lock `runstore-leader:<name>` runs the worker, the others send their requests to
+// that worker over BroadcastChannels (see tabs.js). Writes travel under a request id, so a
+// request re-sent to the next leader after a hand-off is applied at most once.
 import { RunStoreError, toRunStoreError } from './errors.js';
-import { METHODS } from './methods.js';
+import { METHODS, OTHER_WRITES, WRITE_OPERATIONS } from './methods.js';
+import { Changes } from './changes.js';
+import { Tabs } from './tabs.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 
 const send = Symbol('send');
 const token = Symbol('RunStore.open');
 
+/** How long a call of a shared store may wait for a leader's answer before UNAVAILABLE. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 export class RunStore {
-  #worker;
+  /** The private worker (exclusive and memory stores), or null for a shared store. */
+  #worker = null;
+  /** The shared store's tab coordination, or null. */
+  #tabs = null;
   #pending = new Map();
   #nextId = 1;
   #closed = false;
+  #changes = new Changes();
 
   /** Use `RunStore.open`. */
-  constructor(worker, key) {
+  constructor(key) {
     if (key !== token) throw new TypeError('use RunStore.open(name, options)');
+  }
+
+  /**
+   * Opens the store `name`: an OPFS store is shared by every tab of the origin unless
+   * `options.exclusive`; a memory store is private to this client.
+   * @param {string} name
+   * @param {import('./index').ClientOpenOptions} options
+   */
+  static async open(name, options) {
+    const { exclusive, requestTimeoutMs, core } = splitOptions(options);
+    const store = new RunStore(token);
+    if (exclusive || core?.persistence !== 'opfs') {
+      await store.#openPrivate(name, core);
+    } else {
+      store.#tabs = new Tabs(String(name), core, {
+        timeoutMs: requestTimeoutMs,
+        onChange: (change) => store.#changes.dispatch(change),
+      });
+      try {
+        await store.#tabs.join();
+      } catch (error) {
+        store.#closed = true;
+        store.#tabs.leave();
+        throw toRunStoreError(error);
+      }
+    }
+    return store;
+  }
+
+  async #openPrivate(name, options) {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      type: 'module',
+      name: `runstore ${String(name)}`,
+    });
     this.#worker = worker;
     worker.addEventListener('message', (event) => this.#settle(event.data));
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
@@ -29,36 +77,53 @@ export class RunStore {
     worker.addEventListener('messageerror', () => {
       this.#failAll(new RunStoreError('SERIALIZATION', "a message from the store's worker could not be read"));
     });
-  }
-
-  /**
-   * Opens the store `name` in a new dedicated worker.
-   * @param {string} name
-   * @param {import('./types').OpenOptions} options
-   */
-  static async open(name, options) {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      type: 'module',
-      name: `runstore ${String(name)}`,
-    });
-    const store = new RunStore(worker, token);
     try {
-      await store[send]('open', [name, options]);
+      await this.#post('open', [name, options]);
     } catch (error) {
-      store.#closed = true;
+      this.#closed = true;
       worker.terminate();
       throw error;
     }
-    return store;
   }
 
-  /** Closes the database, releases its files and lock, and ends the worker. */
+  /** Whether this tab runs the database now (always true for an exclusive or memory store). */
+  get isLeader() {
+    return this.#tabs ? this.#tabs.isLeader : !this.#closed;
+  }
+
+  /**
+   * Calls `callback(isLeader)` whenever this tab becomes or stops being the leader of a shared
+   * store. Returns the function that stops the calls.
+   * @param {(isLeader: boolean) => void} callback
+   */
+  onLeaderChange(callback) {
+    if (typeof callback !== 'function') {
+      throw new RunStoreError('INVALID_INPUT', 'callback must be a function', { field: 'callback' });
+    }
+    return this.#tabs ? this.#tabs.onLeaderChange(callback) : () => {};
+  }
+
+  /**
+   * Calls `callback(change)` after each commit, in any tab, that matches `filter`. Returns the
+   * function that ends the subscription.
+   * @param {import('./index').ChangeFilter | null | undefined} filter
+   * @param {(change: import('./index').Change) => void} callback
+   */
+  subscribe(filter, callback) {
+    return this.#changes.subscribe(filter, callback);
+  }
+
+  /** Closes this client. The leader of a shared store hands the database to the next tab. */
   async close() {
     if (this.#closed) return;
+    this.#closed = true;
+    if (this.#tabs) {
+      await this.#tabs.leave();
+      return;
+    }
     try {
-      await this[send]('close', []);
+      await this.#post('close', []);
     } finally {
-      this.#closed = true;
       this.#worker.terminate();
       this.#failAll(new RunStoreError('BACKEND', 'the store is closed'));
     }
@@ -66,11 +131,18 @@ export class RunStore {
 
   [send](method, args) {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
+    const requestId = requestIdOf(method, args);
+    if (requestId && method === 'commit') args = [{ ...args[0], requestId }];
+    if (this.#tabs) return this.#tabs.call(method, args, requestId, !requestId && method in OTHER_WRITES);
+    return this.#post(method, args, requestId);
+  }
+
+  #post(method, args, requestId) {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       this.#pending.set(id, { resolve, reject });
       try {
-        this.#worker.postMessage({ id, method, args });
+        this.#worker.postMessage({ id, method, args, requestId });
       } catch (error) {
         // Functions, symbols and other values that cannot be cloned never reach the store.
         this.#pending.delete(id);
@@ -80,6 +152,10 @@ export class RunStore {
   }
 
   #settle(message) {
+    if (message?.change) {
+      this.#changes.dispatch(message.change);
+      return;
+    }
     const entry = this.#pending.get(message?.id);
     if (!entry) return;
     this.#pending.delete(message.id);
@@ -91,6 +167,34 @@ export class RunStore {
     for (const { reject } of this.#pending.values()) reject(error);
     this.#pending.clear();
   }
+}
+
+/** A new request id for a write that has an operation, or a step without one. */
+function requestIdOf(method, args) {
+  if (method in WRITE_OPERATIONS) return newRequestId();
+  if (method !== 'commit') return null;
+  const step = args[0];
+  if (!step || typeof step !== 'object') return null;
+  return step.requestId ?? newRequestId();
+}
+
+export function newRequestId() {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Separates the client's own options from the ones the store's core reads. */
+function splitOptions(options) {
+  if (!options || typeof options !== 'object') return { exclusive: false, requestTimeoutMs: REQUEST_TIMEOUT_MS, core: options };
+  const { exclusive = false, requestTimeoutMs = REQUEST_TIMEOUT_MS, ...core } = options;
+  if (typeof exclusive !== 'boolean') {
+    throw new RunStoreError('INVALID_INPUT', 'exclusive must be a boolean', { field: 'options.exclusive' });
+  }
+  if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
+    throw new RunStoreError('INVALID_INPUT', 'requestTimeoutMs must be a positive integer', { field: 'options.requestTimeoutMs' });
+  }
+  return { exclusive, requestTimeoutMs, core };
 }
 
 for (const method of METHODS) {

@@ -70,3 +70,163 @@ export const METHODS = Object.freeze([
   'commit',
   'requestOutcome',
 ]);
+
+// Writes that have an operation (src/model/steps.rs): the client sends each as a one-operation
+// step under a request id it generates, so that a re-send after a tab hand-off is applied at
+// most once. `operation` maps the method's positional arguments to the operation; `result`
+// maps the operation's outcome back to what the method returns.
+const none = () => undefined;
+export const WRITE_OPERATIONS = Object.freeze({
+  append: {
+    operation: (workflowId, events, expectedSeq) => ({ op: 'append', workflowId, events, expectedSeq }),
+    // (no `outbox` key: an absent optional field, not an undefined one)
+    result: (o) => o.head,
+  },
+  appendWithOutbox: {
+    operation: (workflowId, events, expectedSeq, outbox) => ({ op: 'append', workflowId, events, expectedSeq, outbox }),
+    result: (o) => o.head,
+  },
+  insertOutbox: { operation: (rows) => ({ op: 'insertOutbox', rows }), result: (o) => o.inserted },
+  completeOutbox: { operation: (dispatchKey) => ({ op: 'completeOutbox', dispatchKey }), result: none },
+  retryOutbox: {
+    operation: (dispatchKey, nextAttempt, visibleAfter) => ({ op: 'retryOutbox', dispatchKey, nextAttempt, visibleAfter }),
+    result: none,
+  },
+  failOutbox: { operation: (dispatchKey) => ({ op: 'failOutbox', dispatchKey }), result: none },
+  cancelWorkflowOutbox: {
+    operation: (workflowId) => ({ op: 'cancelWorkflowOutbox', workflowId }),
+    result: (o) => o.cancelled,
+  },
+  scheduleTimer: {
+    operation: (workflowId, timerId, fireAt) => ({ op: 'scheduleTimer', workflowId, timerId, fireAt }),
+    result: none,
+  },
+  cancelTimer: { operation: (workflowId, timerId) => ({ op: 'cancelTimer', workflowId, timerId }), result: (o) => o.removed },
+  compareAndSwapCheckpoint: {
+    operation: (checkpoint, expectedRevision) => ({ op: 'compareAndSwapCheckpoint', checkpoint, expectedRevision }),
+    result: none,
+  },
+  compareAndSwapEffect: {
+    operation: (record, expectedRevision) => ({ op: 'compareAndSwapEffect', record, expectedRevision }),
+    result: none,
+  },
+  upsertVisibility: { operation: (record) => ({ op: 'upsertVisibility', record }), result: none },
+  recordRunEvent: { operation: (event) => ({ op: 'recordRunEvent', event }), result: none },
+  saveConversation: {
+    operation: (state, expectedRevision) => ({ op: 'saveConversation', state, expectedRevision }),
+    result: none,
+  },
+  putArtifact: { operation: (artifact, now) => ({ op: 'putArtifact', artifact, now }), result: (o) => o.artifact },
+  deleteArtifact: { operation: (scope, artifactId) => ({ op: 'deleteArtifact', scope, artifactId }), result: (o) => o.deleted },
+});
+
+// Writes without an operation yet, with the areas they change. They are sent without a request
+// id: one that was in flight when its leader went away settles with UNAVAILABLE instead of
+// being sent again.
+export const OTHER_WRITES = Object.freeze({
+  claimOutbox: ['outbox'],
+  completeOutboxBatch: ['outbox'],
+  rearmStaleClaims: ['outbox'],
+  registerNamespace: ['namespaces'],
+  putNamespace: ['namespaces'],
+  setNamespacePlacement: ['namespaces'],
+  deprecateNamespace: ['namespaces'],
+  putPackage: ['packages'],
+  putPackageForTypes: ['packages'],
+  deletePackage: ['packages'],
+  setPackageRoute: ['packages'],
+  purgeExpiredArtifacts: ['artifacts'],
+});
+
+/** Every area a change notice can name. */
+export const AREAS = Object.freeze([
+  'journal',
+  'timers',
+  'outbox',
+  'visibility',
+  'namespaces',
+  'packages',
+  'checkpoints',
+  'effects',
+  'runJournal',
+  'artifacts',
+  'conversations',
+]);
+
+// What each operation changes: its areas, and the workflow, head or revision it names.
+const OPERATION_CHANGES = {
+  append: (op, o, c) => {
+    c.area('journal').workflow(op.workflowId).head(op.workflowId, o.head);
+    if (Array.isArray(op.outbox) && op.outbox.length > 0) c.area('outbox');
+  },
+  insertOutbox: (op, o, c) => {
+    c.area('outbox');
+    for (const row of op.rows) c.workflow(row.workflowId);
+  },
+  completeOutbox: (op, o, c) => c.area('outbox'),
+  retryOutbox: (op, o, c) => c.area('outbox'),
+  failOutbox: (op, o, c) => c.area('outbox'),
+  cancelWorkflowOutbox: (op, o, c) => c.area('outbox').workflow(op.workflowId),
+  scheduleTimer: (op, o, c) => c.area('timers').workflow(op.workflowId),
+  cancelTimer: (op, o, c) => c.area('timers').workflow(op.workflowId),
+  compareAndSwapCheckpoint: (op, o, c) => c.area('checkpoints').revision('checkpoint', op.checkpoint.checkpointId, o.revision),
+  compareAndSwapEffect: (op, o, c) => c.area('effects').revision('effect', op.record.effectId, o.revision),
+  upsertVisibility: (op, o, c) => c.area('visibility').workflow(op.record.workflowId),
+  recordRunEvent: (op, o, c) => c.area('runJournal'),
+  saveConversation: (op, o, c) => c.area('conversations').revision('conversation', op.state.conversationId, o.revision),
+  putArtifact: (op, o, c) => c.area('artifacts'),
+  deleteArtifact: (op, o, c) => c.area('artifacts'),
+};
+
+/** Collects one commit's change notice (see `Change` in index.d.ts). */
+class ChangeBuilder {
+  #areas = new Set();
+  #workflows = new Set();
+  heads = {};
+  revisions = [];
+  area(name) {
+    this.#areas.add(name);
+    return this;
+  }
+  workflow(id) {
+    this.#workflows.add(id);
+    return this;
+  }
+  head(id, head) {
+    this.heads[id] = head;
+    return this;
+  }
+  revision(kind, id, revision) {
+    this.revisions.push({ kind, id, revision });
+    return this;
+  }
+  build(requestId) {
+    return {
+      requestId: requestId ?? null,
+      areas: [...this.#areas],
+      workflowIds: [...this.#workflows],
+      heads: this.heads,
+      revisions: this.revisions,
+    };
+  }
+}
+
+/** The change notice of a step that committed with `outcome` (null for a replay: nothing changed). */
+export function stepChange(step, outcome) {
+  if (outcome.replayed) return null;
+  const change = new ChangeBuilder();
+  step.operations.forEach((op, index) => OPERATION_CHANGES[op.op](op, outcome.outcomes[index], change));
+  return change.build(step.requestId);
+}
+
+/** The change notice of a write without an operation, or null when it changed nothing. */
+export function writeChange(method, value) {
+  if (Array.isArray(value) && value.length === 0) return null;
+  if (method === 'purgeExpiredArtifacts' && value === 0) return null;
+  const change = new ChangeBuilder();
+  for (const area of OTHER_WRITES[method]) change.area(area);
+  if (Array.isArray(value)) {
+    for (const row of value) if (typeof row?.workflowId === 'string') change.workflow(row.workflowId);
+  }
+  return change.build(null);
+}

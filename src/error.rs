@@ -73,6 +73,15 @@ pub enum Error {
     #[error("database failure: {message}")]
     Backend { message: String },
 
+    /// No store answered within the caller's limit (for example while another tab takes over
+    /// the database). A write may or may not have committed: ask
+    /// [`crate::StepStore::request_outcome`] with `request_id` later.
+    #[error("store unavailable: {message}")]
+    Unavailable {
+        message: String,
+        request_id: Option<String>,
+    },
+
     /// Operation `index` of a step failed with `error`; nothing of the step was written. Its
     /// [`Error::code`] is the code of `error`.
     #[error("operation {index} of the step failed: {error}")]
@@ -109,6 +118,7 @@ impl Error {
             Error::OpfsUnavailable { .. } => "OPFS_UNAVAILABLE",
             Error::Corrupt { .. } => "CORRUPT",
             Error::Backend { .. } => "BACKEND",
+            Error::Unavailable { .. } => "UNAVAILABLE",
             Error::Operation { error, .. } => error.code(),
         }
     }

@@ -243,6 +243,10 @@ fn error_fields(error: &Error) -> Vec<(&'static str, JsValue)> {
         ],
         Error::NotFound { entity, id } => vec![("entity", text(entity)), ("id", text(id))],
         Error::InvalidInput { field, .. } => vec![("field", text(field))],
+        Error::Unavailable { request_id, .. } => vec![(
+            "requestId",
+            request_id.as_deref().map_or(JsValue::NULL, text),
+        )],
         Error::SchemaTooNew { found, supported } => vec![
             ("found", JsValue::from_f64(f64::from(*found))),
             ("supported", JsValue::from_f64(f64::from(*supported))),

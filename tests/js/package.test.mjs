@@ -299,17 +299,17 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
   await page.close();
 });
 
-test('a second tab gets BUSY at once, and the store after the first closes', async () => {
+test('an exclusive store: a second tab gets BUSY at once, and the store after the first closes', async () => {
   const first = await openApp();
   const second = await openApp();
   await first.evaluate(async () => {
-    window.held = await window.runstore.RunStore.open('busy-test', { persistence: 'opfs' });
+    window.held = await window.runstore.RunStore.open('busy-test', { persistence: 'opfs', exclusive: true });
     await window.held.append('wf', [{ type: 'custom', name: 'mine', recordedAt: 1 }], 0);
   });
   const refused = await second.evaluate(async () => {
     const started = performance.now();
     try {
-      await window.runstore.RunStore.open('busy-test', { persistence: 'opfs' });
+      await window.runstore.RunStore.open('busy-test', { persistence: 'opfs', exclusive: true });
       return { code: 'opened' };
     } catch (error) {
       return { code: error.code, ms: performance.now() - started };
@@ -319,7 +319,7 @@ test('a second tab gets BUSY at once, and the store after the first closes', asy
   assert.ok(refused.ms < 5000, `BUSY took ${refused.ms} ms`);
   await first.evaluate(() => window.held.close());
   const seen = await second.evaluate(async () => {
-    const store = await window.runstore.RunStore.open('busy-test', { persistence: 'opfs' });
+    const store = await window.runstore.RunStore.open('busy-test', { persistence: 'opfs', exclusive: true });
     const history = await store.readHistory('wf');
     await store.close();
     return history.map((e) => e.name);

@@ -1,0 +1,331 @@
+// Tabs sharing one store. Every tab queues for the Web Lock `runstore-leader:<name>` (queued,
+// never `ifAvailable`); the holder, the leader, runs the database in its dedicated worker.
+// Channels, all BroadcastChannels named `runstore:<name>:...`:
+// - `control`: `who` (asked by a tab that joins), `leader` (a leader announces itself, and
+//   answers `who`), `resign` (a leader steps down);
+// - `requests`: a follower's calls, addressed to one leader; its worker answers on the
+//   follower's own `reply:<clientId>` channel;
+// - `changes`: the leader's worker announces each commit's changes to every tab.
+// A call not answered when the leader changes is sent again to the next leader under the same
+// id (writes carry a request id, so the store applies each at most once). Every call settles:
+// at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
+import { RunStoreError, toRunStoreError } from './errors.js';
+
+/** How long a leader that steps down waits for its worker to close the store. */
+const CLOSE_LIMIT_MS = 3_000;
+/** A call unanswered this long makes the tab ask again who leads (a lost message, a stale leader). */
+const ASK_AGAIN_MS = 1_000;
+/** The pause before queueing again after this tab failed to open the store as leader. */
+const RETRY_LEAD_MS = 1_000;
+
+export class Tabs {
+  #name;
+  #options;
+  #timeoutMs;
+  #onChange;
+  #clientId = crypto.randomUUID?.() ?? String(Math.random()).slice(2);
+  #prefix;
+  #control;
+  #requests;
+  #replies;
+  #changes;
+  /** The leader's id as this tab last heard it (this tab's own while it leads), or null. */
+  #leaderId = null;
+  /** While this tab leads: its worker, its leader id, and the function that ends its term. */
+  #worker = null;
+  #ownLeaderId = null;
+  #stepDown = null;
+  #leading = Promise.resolve();
+  #term = 0;
+  #queued = false;
+  #abort = null;
+  #hidden = false;
+  #left = false;
+  #joined = null;
+  #pending = new Map();
+  #nextId = 1;
+  #sweep = null;
+  #lifecycle = new Map();
+  #leaderListeners = new Set();
+
+  constructor(name, options, { timeoutMs, onChange }) {
+    this.#name = name;
+    this.#options = options;
+    this.#timeoutMs = timeoutMs;
+    this.#onChange = onChange;
+    this.#prefix = `runstore:${name}:`;
+  }
+
+  get isLeader() {
+    return this.#worker !== null && this.#leaderId === this.#ownLeaderId;
+  }
+
+  onLeaderChange(callback) {
+    this.#leaderListeners.add(callback);
+    return () => this.#leaderListeners.delete(callback);
+  }
+
+  /** Joins the tabs of this store; resolves once a leader (maybe this tab) can answer. */
+  join() {
+    this.#control = new BroadcastChannel(`${this.#prefix}control`);
+    this.#requests = new BroadcastChannel(`${this.#prefix}requests`);
+    this.#replies = new BroadcastChannel(`${this.#prefix}reply:${this.#clientId}`);
+    this.#changes = new BroadcastChannel(`${this.#prefix}changes`);
+    this.#control.onmessage = (event) => this.#onControl(event.data ?? {});
+    this.#replies.onmessage = (event) => this.#settle(event.data);
+    this.#changes.onmessage = (event) => this.#onChange(event.data);
+    addEventListener('pagehide', this.#onPageHide);
+    addEventListener('pageshow', this.#onPageShow);
+    const joined = new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new RunStoreError('UNAVAILABLE', `no tab opened store ${this.#name} within ${this.#timeoutMs} ms`, { requestId: null })),
+        this.#timeoutMs,
+      );
+      const settle = (then) => {
+        this.#joined.settled = true;
+        clearTimeout(timer);
+        then();
+      };
+      this.#joined = {
+        settled: false,
+        resolve: () => settle(resolve),
+        reject: (error) => settle(() => reject(error)),
+      };
+    });
+    this.#queue();
+    this.#control.postMessage({ type: 'who' });
+    return joined;
+  }
+
+  /** Leaves: a leader hands the store on; pending calls fail; the channels close. */
+  async leave() {
+    this.#left = true;
+    this.#abort?.abort();
+    this.#stepDown?.();
+    await this.#leading;
+    this.#failAll(new RunStoreError('BACKEND', 'the store is closed'));
+    removeEventListener('pagehide', this.#onPageHide);
+    removeEventListener('pageshow', this.#onPageShow);
+    for (const channel of [this.#control, this.#requests, this.#replies, this.#changes]) channel?.close();
+  }
+
+  /** Sends a call to the leader; `unsafe` marks a write that must not be sent twice. */
+  call(method, args, requestId, unsafe) {
+    if (this.#left) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
+    return new Promise((resolve, reject) => {
+      const id = this.#nextId++;
+      const entry = {
+        message: { id, method, args, requestId, to: null, from: this.#clientId },
+        unsafe,
+        sentTo: null,
+        deadline: performance.now() + this.#timeoutMs,
+        resolve,
+        reject,
+      };
+      this.#pending.set(id, entry);
+      this.#deliver(entry);
+      this.#startSweep();
+    });
+  }
+
+  #deliver(entry) {
+    const leaderId = this.#leaderId;
+    if (leaderId === null) return;
+    const { message } = entry;
+    message.to = leaderId;
+    try {
+      if (leaderId === this.#ownLeaderId && this.#worker) this.#worker.postMessage(message);
+      else this.#requests.postMessage(message);
+      entry.sentTo = leaderId;
+    } catch (error) {
+      // Functions, symbols and other values that cannot be cloned never reach the store.
+      this.#pending.delete(message.id);
+      entry.reject(
+        new RunStoreError('INVALID_INPUT', `arguments of ${message.method} cannot be sent to the store: ${error.message}`, {
+          field: message.method,
+        }),
+      );
+    }
+  }
+
+  /** After the leader changed: every call not sent to the new leader goes there. */
+  #resend() {
+    for (const entry of [...this.#pending.values()]) {
+      if (entry.sentTo === this.#leaderId) continue;
+      if (entry.unsafe && entry.sentTo !== null) {
+        this.#expire(entry, 'its leader went away before answering, and it has no request id to send it again under');
+      } else {
+        this.#deliver(entry);
+      }
+    }
+  }
+
+  #settle(message) {
+    if (typeof message?.id !== 'number') return;
+    if (message.id < 0) {
+      const waiter = this.#lifecycle.get(message.id);
+      this.#lifecycle.delete(message.id);
+      if (message.ok) waiter?.resolve(message.value);
+      else waiter?.reject(toRunStoreError(message.error));
+      return;
+    }
+    const entry = this.#pending.get(message.id);
+    if (!entry) return;
+    this.#pending.delete(message.id);
+    if (message.ok) entry.resolve(message.value);
+    else entry.reject(toRunStoreError(message.error));
+  }
+
+  #expire(entry, why) {
+    const { id, method, requestId } = entry.message;
+    this.#pending.delete(id);
+    const ask = requestId ? `; requestOutcome(${JSON.stringify(requestId)}) tells whether it committed` : '';
+    entry.reject(new RunStoreError('UNAVAILABLE', `${method} of store ${this.#name} was not answered: ${why}${ask}`, { requestId: requestId ?? null }));
+  }
+
+  #startSweep() {
+    if (this.#sweep !== null) return;
+    const every = Math.min(ASK_AGAIN_MS, Math.max(50, this.#timeoutMs / 4));
+    this.#sweep = setInterval(() => this.#sweepPending(), every);
+  }
+
+  #sweepPending() {
+    const now = performance.now();
+    let waiting = false;
+    for (const entry of [...this.#pending.values()]) {
+      if (now >= entry.deadline) this.#expire(entry, `no leader answered within ${this.#timeoutMs} ms`);
+      else if (now - (entry.deadline - this.#timeoutMs) > ASK_AGAIN_MS) waiting = true;
+    }
+    if (waiting && !this.isLeader) this.#control.postMessage({ type: 'who' });
+    if (this.#pending.size === 0) {
+      clearInterval(this.#sweep);
+      this.#sweep = null;
+    }
+  }
+
+  #failAll(error) {
+    for (const entry of this.#pending.values()) entry.reject(error);
+    this.#pending.clear();
+  }
+
+  #onControl(message) {
+    if (message.type === 'who') {
+      if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#ownLeaderId });
+    } else if (message.type === 'leader' && typeof message.leaderId === 'string') {
+      if (message.leaderId === this.#leaderId) return;
+      this.#leaderId = message.leaderId;
+      this.#joined?.resolve();
+      this.#resend();
+    } else if (message.type === 'resign' && message.leaderId === this.#leaderId) {
+      this.#leaderId = null;
+    }
+  }
+
+  #onPageHide = () => {
+    // The page may not come back: hand the store on now, while the page can still act.
+    this.#hidden = true;
+    this.#abort?.abort();
+    this.#stepDown?.();
+  };
+
+  #onPageShow = (event) => {
+    if (!event.persisted || this.#left) return;
+    this.#hidden = false;
+    this.#queue();
+    this.#control.postMessage({ type: 'who' });
+  };
+
+  #queue(delay = 0) {
+    if (this.#queued || this.#left || this.#hidden) return;
+    this.#queued = true;
+    const abort = new AbortController();
+    this.#abort = abort;
+    const requeue = (pause) => {
+      this.#queued = false;
+      if (pause === null) return;
+      setTimeout(() => this.#queue(), pause);
+    };
+    const start = () =>
+      navigator.locks
+        .request(`runstore-leader:${this.#name}`, { signal: abort.signal }, () => (this.#leading = this.#lead()))
+        .then(requeue, () => requeue(null));
+    if (delay > 0) setTimeout(start, delay);
+    else start();
+  }
+
+  /** Runs this tab's term as leader; the Web Lock is held until the returned promise settles. Resolves to the pause before queueing again. */
+  async #lead() {
+    if (this.#left || this.#hidden) return null;
+    const leaderId = `${this.#clientId}/${++this.#term}`;
+    const aliveLock = `runstore-alive:${leaderId}`;
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `runstore ${this.#name}` });
+    let crashed;
+    const failed = new Promise((resolve) => (crashed = resolve));
+    worker.addEventListener('message', (event) => this.#settle(event.data));
+    worker.addEventListener('error', (event) => {
+      event.preventDefault?.();
+      crashed(new RunStoreError('BACKEND', `the store's worker failed: ${event.message ?? 'could not start'}`));
+    });
+    const lead = { leaderId, prefix: this.#prefix, aliveLock };
+    try {
+      await Promise.race([
+        this.#lifecycleCall(worker, 'open', [this.#name, this.#options, lead]),
+        failed.then((error) => Promise.reject(error)),
+      ]);
+    } catch (error) {
+      worker.terminate();
+      if (!this.#joined.settled) {
+        this.#joined.reject(error);
+        return null;
+      }
+      return RETRY_LEAD_MS;
+    }
+    this.#worker = worker;
+    this.#ownLeaderId = leaderId;
+    this.#leaderId = leaderId;
+    this.#control.postMessage({ type: 'leader', leaderId });
+    this.#joined.resolve();
+    this.#notifyLeader(true);
+    this.#resend();
+    const ended = await Promise.race([
+      new Promise((resolve) => (this.#stepDown = () => resolve('stepped down'))),
+      // Granted once the worker is gone: it held this lock from its start.
+      navigator.locks.request(aliveLock, () => 'died'),
+      failed.then(() => 'died'),
+    ]);
+    this.#stepDown = null;
+    this.#worker = null;
+    this.#ownLeaderId = null;
+    if (this.#leaderId === leaderId) this.#leaderId = null;
+    this.#control.postMessage({ type: 'resign', leaderId });
+    this.#notifyLeader(false);
+    if (ended !== 'died') {
+      // Close the store before the lock goes, so the next leader finds the files free.
+      await Promise.race([this.#lifecycleCall(worker, 'close', []).catch(() => {}), sleep(CLOSE_LIMIT_MS)]);
+    }
+    worker.terminate();
+    return 0;
+  }
+
+  #lifecycleCall(worker, method, args) {
+    const id = -this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#lifecycle.set(id, { resolve, reject });
+      worker.postMessage({ id, method, args });
+    });
+  }
+
+  #notifyLeader(isLeader) {
+    for (const callback of this.#leaderListeners) {
+      try {
+        callback(isLeader);
+      } catch (error) {
+        setTimeout(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
