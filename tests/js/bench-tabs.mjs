@@ -1,0 +1,96 @@
+// Multi-tab benchmark (printed figures, not assertions): a second tab's time to its first
+// result, a follower's per-call cost next to the leader's and an exclusive store's in the same
+// run, and the long chaos run's hand-off times. Run by scripts/bench-tabs.sh.
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { serveStatic, launchChromium } from './browser.mjs';
+import { runChaos, percentiles } from './tabs-chaos.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+const HANDOFFS = Number(process.env.BENCH_HANDOFFS ?? 100);
+const WRITES = Number(process.env.BENCH_WRITES ?? 10_000);
+
+const server = await serveStatic(join(root, 'tests', 'app', 'dist'));
+const browser = await launchChromium();
+const openApp = async () => {
+  const page = await browser.newPage();
+  await page.goto(server.url);
+  await page.waitForFunction(() => window.runstore !== undefined);
+  return page;
+};
+const open = (page, name, extra = {}) =>
+  page.evaluate(
+    async ({ name, extra }) => {
+      const started = performance.now();
+      window.store = await window.runstore.RunStore.open(name, { persistence: 'opfs', ...extra });
+      await window.store.head('none');
+      return performance.now() - started;
+    },
+    { name, extra },
+  );
+/** Microseconds per call: `calls` single-event appends one after another, then as many head reads. */
+const perCall = (page, wf) =>
+  page.evaluate(
+    async ({ wf, calls }) => {
+      const s = window.store;
+      let started = performance.now();
+      for (let i = 0; i < calls; i++) await s.append(wf, [{ type: 'custom', name: 'x', recordedAt: i, data: { i } }], i);
+      const append = ((performance.now() - started) * 1000) / calls;
+      started = performance.now();
+      for (let i = 0; i < calls; i++) await s.head(wf);
+      const head = ((performance.now() - started) * 1000) / calls;
+      return { append, head };
+    },
+    { wf, calls: CALLS },
+  );
+
+const leader = await openApp();
+const firstOpen = await open(leader, 'bench-tabs');
+const secondTab = [];
+for (let i = 0; i < 10; i++) {
+  const page = await openApp();
+  secondTab.push(await open(page, 'bench-tabs'));
+  await page.close();
+}
+const follower = await openApp();
+await open(follower, 'bench-tabs');
+const alone = await openApp();
+await open(alone, 'bench-alone', { exclusive: true });
+const rounds = [];
+for (let round = 0; round < 2; round++) {
+  rounds.push({
+    exclusive: await perCall(alone, `alone-${round}`),
+    leader: await perCall(leader, `leader-${round}`),
+    follower: await perCall(follower, `follower-${round}`),
+  });
+}
+for (const page of [leader, follower, alone]) await page.close();
+
+const us = (v) => `${v.toFixed(0)} µs`;
+console.log(`first tab: open + first result ${firstOpen.toFixed(0)} ms`);
+console.log(`second tab: open + first result, median of 10: ${percentiles(secondTab).p50.toFixed(0)} ms (max ${Math.max(...secondTab).toFixed(0)} ms)`);
+console.log(`per call, ${CALLS} each (OPFS, durability full):`);
+console.log('| round | call | exclusive tab | leader tab | follower tab | follower / leader |');
+console.log('|---|---|---|---|---|---|');
+rounds.forEach((r, i) => {
+  for (const call of ['append', 'head']) {
+    console.log(`| ${i + 1} | ${call} | ${us(r.exclusive[call])} | ${us(r.leader[call])} | ${us(r.follower[call])} | ${(r.follower[call] / r.leader[call]).toFixed(2)} |`);
+  }
+});
+
+const started = Date.now();
+const chaos = await runChaos(browser, server.url, {
+  name: 'bench-chaos',
+  minWrites: WRITES,
+  minDisruptions: HANDOFFS,
+  maxMs: 60 * 60_000,
+  log: (line) => process.env.BENCH_VERBOSE && console.log(line),
+});
+const h = percentiles(chaos.handoffs);
+console.log(`chaos: ${chaos.acked} writes acknowledged, ${chaos.disruptions} hand-offs in ${((Date.now() - started) / 1000).toFixed(0)} s; problems ${chaos.problems.length}; calls left pending ${chaos.pendingLeft.reduce((a, b) => a + b, 0)}; errors ${JSON.stringify(chaos.errors)}`);
+console.log(`hand-off, leader loss to the first write acknowledged after the new leader took over (${h.n} measured): p50 ${h.p50} ms, p95 ${h.p95} ms, max ${h.max} ms`);
+for (const problem of chaos.problems.slice(0, 20)) console.log(`problem: ${problem}`);
+await browser.close();
+await server.close();
+process.exit(chaos.problems.length === 0 ? 0 : 1);

@@ -1,0 +1,207 @@
+// Many tabs, one store (SPEC §7), driven in headless Chromium through the packed package:
+// a second tab opens without BUSY and gets the same answers as the leader, changes reach
+// every tab, calls settle with UNAVAILABLE when no leader answers, and the chaos run loses
+// and doubles nothing while the leader tab is closed, reloaded or loses its worker.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { serveStatic, launchChromium } from './browser.mjs';
+import { runChaos } from './tabs-chaos.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let server;
+let browser;
+
+before(async () => {
+  server = await serveStatic(join(root, 'tests', 'app', 'dist'));
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function openApp() {
+  const page = await browser.newPage();
+  page.on('pageerror', (error) => console.error('page error:', error));
+  if (process.env.DEBUG_PAGES) page.on('console', (m) => console.error('console:', m.text()));
+  await page.goto(server.url);
+  await page.waitForFunction(() => window.runstore !== undefined);
+  return page;
+}
+
+/** Opens `name` in the page as `window.store`, noting every change notice in `window.changes`. */
+function openShared(page, name, extra = {}) {
+  return page.evaluate(
+    async ({ name, extra }) => {
+      const started = performance.now();
+      window.store = await window.runstore.RunStore.open(name, { persistence: 'opfs', ...extra });
+      window.changes = [];
+      window.store.subscribe(null, (change) => window.changes.push(change));
+      return { ms: performance.now() - started, isLeader: window.store.isLeader };
+    },
+    { name, extra },
+  );
+}
+
+/** Calls of every kind, on workflows and records named after `p`; answers and errors as data. */
+async function script(p) {
+  const s = window.store;
+  const settle = (promise) =>
+    promise.then(
+      (value) => ({ value }),
+      (e) => ({ code: e.code, isRunStoreError: e instanceof window.runstore.RunStoreError, field: e.field, expected: e.expected, actual: e.actual, operation: e.operation, message: e.message.replaceAll(p, '<p>') }),
+    );
+  const ev = (name, at) => ({ type: 'custom', name, recordedAt: at, data: { at } });
+  const out = {};
+  out.append = await settle(s.append(`${p}wf`, [ev('a', 1), ev('b', 2)], 0));
+  out.conflict = await settle(s.append(`${p}wf`, [ev('c', 3)], 0));
+  out.badField = await settle(s.append(`${p}wf`, [{ ...ev('d', 4), dat: 1 }], 2));
+  out.nan = await settle(s.append(`${p}wf`, [ev('d', 4)], Number.NaN));
+  out.history = await settle(s.readHistory(`${p}wf`));
+  out.head = await settle(s.head(`${p}wf`));
+  const cp = { checkpointId: `${p}cp`, revision: 0, state: { n: 1 }, updatedAt: 5 };
+  out.cas = await settle(s.compareAndSwapCheckpoint(cp, null));
+  out.casConflict = await settle(s.compareAndSwapCheckpoint({ ...cp, revision: 8 }, 7));
+  out.missing = await settle(s.loadCheckpoint(`${p}none`));
+  const row = { dispatchKey: `${p}k`, workflowId: `${p}wf`, ordinal: 1, activityType: 't', input: new Uint8Array([7]), visibleAfter: 0 };
+  out.inserted = await settle(s.insertOutbox([row, { ...row, dispatchKey: `${p}k2`, ordinal: 2 }]));
+  out.again = await settle(s.insertOutbox([row]));
+  out.cancelled = await settle(s.cancelWorkflowOutbox(`${p}wf`));
+  out.timerGone = await settle(s.cancelTimer(`${p}wf`, 'none'));
+  const step = { requestId: `${p}step`, operations: [{ op: 'append', workflowId: `${p}wf`, events: [ev('s', 9)], expectedSeq: 2 }, { op: 'scheduleTimer', workflowId: `${p}wf`, timerId: 't', fireAt: 99 }] };
+  out.step = await settle(s.commit(step));
+  out.replay = await settle(s.commit(step));
+  out.outcome = await settle(s.requestOutcome(`${p}step`).then((r) => r && r.outcomes));
+  out.badStep = await settle(s.commit({ operations: [{ op: 'append', workflowId: `${p}wf`, events: [ev('x', 1)], expectedSeq: 3 }, { op: 'completeOutbox', dispatchKey: `${p}nope` }] }));
+  out.artifact = await settle(s.putArtifact({ scope: `${p}s`, mediaType: 'text/plain', bytes: new TextEncoder().encode('hi') }, 10).then((m) => [m.sizeBytes, m.sha256]));
+  // The browser's own wording of a clone failure names the channel; the code and field are the contract.
+  out.uncloneable = await settle(s.readHistory(`${p}wf`, () => 1)).then(({ code, field }) => ({ code, field }));
+  return JSON.parse(JSON.stringify(out).replaceAll(p, '<p>'));
+}
+
+test('a second tab opens the store at once and gets the same answers and errors as the leader', async () => {
+  const first = await openApp();
+  const second = await openApp();
+  const a = await openShared(first, 'tabs-same');
+  const b = await openShared(second, 'tabs-same');
+  assert.equal(a.isLeader, true);
+  assert.equal(b.isLeader, false);
+  const fromLeader = await first.evaluate(script, 'lead-');
+  const fromFollower = await second.evaluate(script, 'follow-');
+  assert.deepEqual(fromFollower, fromLeader);
+  // The answers are the store's own, not a forwarding artefact.
+  assert.equal(fromLeader.append.value, 2);
+  assert.deepEqual([fromLeader.conflict.code, fromLeader.conflict.expected, fromLeader.conflict.actual], ['SEQUENCE_CONFLICT', 0, 2]);
+  assert.equal(fromLeader.conflict.operation, undefined);
+  assert.equal(fromLeader.conflict.isRunStoreError, true);
+  assert.deepEqual([fromLeader.badField.code, fromLeader.badField.field], ['INVALID_INPUT', 'events[0].dat']);
+  assert.equal(fromLeader.nan.field, 'expectedSeq');
+  assert.equal(fromLeader.casConflict.code, 'CONFLICT');
+  assert.equal(fromLeader.missing.code, 'NOT_FOUND');
+  assert.deepEqual([fromLeader.inserted.value, fromLeader.again.value], [2, 0]);
+  assert.deepEqual(fromLeader.cancelled.value, ['<p>k', '<p>k2']);
+  assert.equal(fromLeader.step.value.replayed, false);
+  assert.equal(fromLeader.replay.value.replayed, true);
+  assert.deepEqual(fromLeader.replay.value.outcomes, fromLeader.step.value.outcomes);
+  assert.deepEqual([fromLeader.badStep.code, fromLeader.badStep.operation], ['NOT_FOUND', 1]);
+  assert.deepEqual(fromLeader.uncloneable, { code: 'INVALID_INPUT', field: 'readHistory' });
+
+  // Both tabs heard of both tabs' commits, the leader's own included.
+  await first.waitForFunction(() => window.changes.some((c) => c.workflowIds.includes('follow-wf')));
+  const all = await second.evaluate(() => window.changes);
+  const heard = all.filter((c) => c.workflowIds.includes('lead-wf'));
+  assert.deepEqual(heard[0], { requestId: heard[0].requestId, areas: ['journal'], workflowIds: ['lead-wf'], heads: { 'lead-wf': 2 }, revisions: [] });
+  assert.ok(heard.some((c) => c.requestId === 'lead-step' && c.heads['lead-wf'] === 3 && c.areas.join() === 'journal,timers'));
+  assert.ok(all.some((c) => c.revisions.some((r) => r.kind === 'checkpoint' && r.id === 'lead-cp' && r.revision === 0)));
+  assert.ok(!heard.some((c) => c.requestId !== null && heard.filter((d) => d.requestId === c.requestId).length > 1), 'a replay announces nothing');
+  await first.close();
+  await second.close();
+});
+
+test('subscribe filters by area and workflow, and unsubscribes', async () => {
+  const page = await openApp();
+  await openShared(page, 'tabs-subscribe');
+  const got = await page.evaluate(async () => {
+    const s = window.store;
+    const seen = { wf1: [], timers: [] };
+    const stop = s.subscribe({ workflowIds: ['wf1'] }, (c) => seen.wf1.push(c.heads.wf1));
+    s.subscribe({ areas: ['timers'] }, (c) => seen.timers.push(c.workflowIds));
+    let bad;
+    try {
+      s.subscribe({ areas: ['nope'] }, () => {});
+    } catch (e) {
+      bad = [e.code, e.field];
+    }
+    const ev = { type: 'custom', name: 'x', recordedAt: 1 };
+    await s.append('wf1', [ev], 0);
+    await s.append('wf2', [ev], 0);
+    await s.scheduleTimer('wf2', 't', 5);
+    await new Promise((r) => setTimeout(r, 100));
+    stop();
+    await s.append('wf1', [ev], 1);
+    await new Promise((r) => setTimeout(r, 100));
+    return { seen, bad };
+  });
+  assert.deepEqual(got.seen, { wf1: [1], timers: [['wf2']] });
+  assert.deepEqual(got.bad, ['INVALID_INPUT', 'filter.areas']);
+  await page.close();
+});
+
+test('calls no leader answers settle with UNAVAILABLE carrying their request id', async () => {
+  const holder = await openApp();
+  const caller = await openApp();
+  // A tab that holds the leader lock and announces itself, but never answers.
+  await holder.evaluate(() => {
+    navigator.locks.request('runstore-leader:tabs-silent', () => new Promise(() => {}));
+    // Kept on window: a channel nothing refers to may be collected with its listener.
+    window.control = new BroadcastChannel('runstore:tabs-silent:control');
+    window.control.onmessage = (e) => e.data.type === 'who' && window.control.postMessage({ type: 'leader', leaderId: 'silent' });
+  });
+  const got = await caller.evaluate(async () => {
+    const started = performance.now();
+    const store = await window.runstore.RunStore.open('tabs-silent', { persistence: 'opfs', requestTimeoutMs: 1500 });
+    const settle = (p) => p.then(() => 'answered', (e) => ({ code: e.code, requestId: e.requestId, message: e.message }));
+    const [write, read] = await Promise.all([
+      settle(store.append('wf', [{ type: 'custom', name: 'x', recordedAt: 1 }], 0)),
+      settle(store.head('wf')),
+    ]);
+    const ms = performance.now() - started;
+    await store.close();
+    return { write, read, ms };
+  });
+  assert.equal(got.write.code, 'UNAVAILABLE');
+  assert.match(got.write.requestId, /^[0-9a-f-]{36}$/);
+  assert.match(got.write.message, /requestOutcome/);
+  assert.deepEqual([got.read.code, got.read.requestId], ['UNAVAILABLE', null]);
+  assert.ok(got.ms < 10_000, `settled after ${got.ms} ms`);
+  // Without any leader announcing itself, open itself settles with UNAVAILABLE.
+  await holder.evaluate(() => {
+    navigator.locks.request('runstore-leader:tabs-nobody', () => new Promise(() => {}));
+  });
+  const refused = await caller.evaluate(() =>
+    window.runstore.RunStore.open('tabs-nobody', { persistence: 'opfs', requestTimeoutMs: 1000 }).then(() => 'opened', (e) => e.code),
+  );
+  assert.equal(refused, 'UNAVAILABLE');
+  await holder.close();
+  await caller.close();
+});
+
+test('chaos: the leader tab closed, reloaded or its worker ended; nothing lost, doubled or left pending', async () => {
+  const result = await runChaos(browser, server.url, {
+    name: 'tabs-chaos',
+    slots: 4,
+    workflowCount: 50,
+    minWrites: 2000,
+    minDisruptions: 6,
+    maxMs: 90_000,
+  });
+  const shown = JSON.stringify({ ...result, problems: result.problems.slice(0, 10) });
+  assert.ok(result.acked >= 2000, shown);
+  assert.ok(result.disruptions >= 6, shown);
+  assert.deepEqual(result.problems, [], shown);
+  assert.deepEqual(result.pendingLeft, [0, 0, 0, 0], shown);
+  console.log(`chaos: ${result.acked} writes acknowledged over ${result.disruptions} hand-offs (${result.handoffs.join(', ')} ms); errors ${JSON.stringify(result.errors)}`);
+});
