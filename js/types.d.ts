@@ -91,7 +91,7 @@ export interface Timer {
 export type OutboxStatus = 'pending' | 'claimed' | 'done' | 'failed' | 'cancelled';
 
 export interface NewOutboxRow {
-  /** Unique; a row whose key exists is ignored on insert. */
+  /** Unique; a row whose key exists is ignored by insertOutbox and refused by appendWithOutbox. */
   dispatchKey: string;
   workflowId: string;
   ordinal: number;
@@ -104,6 +104,17 @@ export interface NewOutboxRow {
   namespace?: string | null;
   taskQueue?: string | null;
   node?: string | null;
+  /**
+   * A re-arm or retry that would bring `attempt` to this value dead-letters the row instead;
+   * at least 1 and above `attempt`. Absent or null: the store's default, 10.
+   */
+  maxAttempts?: number | null;
+}
+
+/** A claim as a dispatcher holds it: settle the row with the token its claim handed out. */
+export interface OutboxClaim {
+  dispatchKey: string;
+  claimToken: number;
 }
 
 export interface OutboxRow {
@@ -116,6 +127,11 @@ export interface OutboxRow {
   attempt: number;
   visibleAfter: number;
   claimedAt: number | null;
+  /** The token of the row's last claim (0 before its first); settlements must name it. */
+  claimToken: number;
+  maxAttempts: number;
+  /** Why the row is a dead letter (the reason given to failOutbox, or the attempts it ran out of). */
+  deadReason: string | null;
   runId: string | null;
   namespace: string | null;
   taskQueue: string | null;
@@ -127,6 +143,9 @@ export interface OutboxRowState {
   attempt: number;
   visibleAfter: number;
   claimedAt: number | null;
+  claimToken: number;
+  maxAttempts: number;
+  deadReason: string | null;
 }
 
 /** A route; in a claim filter, an absent or null field matches any value. */
@@ -160,6 +179,11 @@ export interface VisibilityRecord {
   failureReason?: string | null;
   /** A JSON object of searchable attributes. */
   searchAttributes?: { [key: string]: Json };
+  /**
+   * The journal head this record reflects: an upsert with a lower head than the stored one is
+   * CONFLICT. Without heads on both sides, an older run or a closed run reopened is CONFLICT.
+   */
+  head?: number | null;
 }
 
 export interface TimeRange {
