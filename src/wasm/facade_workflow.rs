@@ -206,8 +206,7 @@ impl RunStoreCore {
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
-        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")]
-        claim_token: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
         let claim_token: u64 = input("claimToken", claim_token)?;
@@ -231,8 +230,7 @@ impl RunStoreCore {
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
-        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")]
-        claim_token: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
         #[wasm_bindgen(js_name = nextAttempt, unchecked_param_type = "number")]
         next_attempt: JsValue,
         #[wasm_bindgen(js_name = visibleAfter, unchecked_param_type = "number")]
@@ -251,8 +249,7 @@ impl RunStoreCore {
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
-        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")]
-        claim_token: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] reason: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
