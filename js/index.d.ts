@@ -30,13 +30,19 @@ export declare class RunStoreError extends Error {
   readonly code: ErrorCodeName;
   /** SEQUENCE_CONFLICT: the workflow. */
   readonly workflowId?: string;
-  /** SEQUENCE_CONFLICT: the head the caller expected; CONFLICT: the revision it expected (null: none). */
+  /**
+   * SEQUENCE_CONFLICT: the head the caller expected; CONFLICT: the revision (claim token,
+   * visibility head) it expected (null: none).
+   */
   readonly expected?: number | null;
   /** SEQUENCE_CONFLICT: the stored head; CONFLICT: the stored revision (null: absent). */
   readonly actual?: number | null;
   /** CONFLICT, IDEMPOTENCY_CONFLICT, NOT_FOUND: what kind of record, and which. */
   readonly entity?: string;
   readonly id?: string;
+  /** CONFLICT on a workflow's lifecycle: the refused event and the run's status. */
+  readonly event?: string;
+  readonly status?: string;
   /** IDEMPOTENCY_CONFLICT: the key and the record that holds it. */
   readonly key?: string;
   readonly owner?: string;

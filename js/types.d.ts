@@ -91,7 +91,7 @@ export interface Timer {
 export type OutboxStatus = 'pending' | 'claimed' | 'done' | 'failed' | 'cancelled';
 
 export interface NewOutboxRow {
-  /** Unique; a row whose key exists is ignored on insert. */
+  /** Unique; a row whose key exists is ignored by insertOutbox and refused by appendWithOutbox. */
   dispatchKey: string;
   workflowId: string;
   ordinal: number;
@@ -104,6 +104,17 @@ export interface NewOutboxRow {
   namespace?: string | null;
   taskQueue?: string | null;
   node?: string | null;
+  /**
+   * A re-arm or retry that would bring `attempt` to this value dead-letters the row instead;
+   * at least 1 and above `attempt`. Absent or null: the store's default, 10.
+   */
+  maxAttempts?: number | null;
+}
+
+/** A claim as a dispatcher holds it: settle the row with the token its claim handed out. */
+export interface OutboxClaim {
+  dispatchKey: string;
+  claimToken: number;
 }
 
 export interface OutboxRow {
@@ -116,6 +127,11 @@ export interface OutboxRow {
   attempt: number;
   visibleAfter: number;
   claimedAt: number | null;
+  /** The token of the row's last claim (0 before its first); settlements must name it. */
+  claimToken: number;
+  maxAttempts: number;
+  /** Why the row is a dead letter (the reason given to failOutbox, or the attempts it ran out of). */
+  deadReason: string | null;
   runId: string | null;
   namespace: string | null;
   taskQueue: string | null;
@@ -127,6 +143,9 @@ export interface OutboxRowState {
   attempt: number;
   visibleAfter: number;
   claimedAt: number | null;
+  claimToken: number;
+  maxAttempts: number;
+  deadReason: string | null;
 }
 
 /** A route; in a claim filter, an absent or null field matches any value. */
@@ -160,6 +179,11 @@ export interface VisibilityRecord {
   failureReason?: string | null;
   /** A JSON object of searchable attributes. */
   searchAttributes?: { [key: string]: Json };
+  /**
+   * The journal head this record reflects: an upsert with a lower head than the stored one is
+   * CONFLICT. Without heads on both sides, an older run or a closed run reopened is CONFLICT.
+   */
+  head?: number | null;
 }
 
 export interface TimeRange {
@@ -312,10 +336,13 @@ export interface ConversationState {
 export type Operation =
   | { op: 'append'; workflowId: string; events: Event[]; expectedSeq: number; outbox?: NewOutboxRow[] }
   | { op: 'insertOutbox'; rows: NewOutboxRow[] }
-  | { op: 'completeOutbox'; dispatchKey: string }
-  | { op: 'retryOutbox'; dispatchKey: string; nextAttempt: number; visibleAfter: number }
-  | { op: 'failOutbox'; dispatchKey: string }
+  | { op: 'claimOutbox'; now: number; limit: number; filter?: ClaimFilter }
+  | { op: 'completeOutbox'; dispatchKey: string; claimToken: number }
+  | { op: 'completeOutboxBatch'; claims: OutboxClaim[] }
+  | { op: 'retryOutbox'; dispatchKey: string; claimToken: number; nextAttempt: number; visibleAfter: number }
+  | { op: 'failOutbox'; dispatchKey: string; claimToken: number; reason: string }
   | { op: 'cancelWorkflowOutbox'; workflowId: string }
+  | { op: 'rearmStaleClaims'; olderThan: number; visibleAfter: number; limit: number }
   | { op: 'scheduleTimer'; workflowId: string; timerId: string; fireAt: number }
   | { op: 'cancelTimer'; workflowId: string; timerId: string }
   | { op: 'compareAndSwapCheckpoint'; checkpoint: Checkpoint; expectedRevision?: number | null }
@@ -324,16 +351,27 @@ export type Operation =
   | { op: 'recordRunEvent'; event: RunEvent }
   | { op: 'saveConversation'; state: ConversationState; expectedRevision?: number | null }
   | { op: 'putArtifact'; artifact: NewArtifact; now: number }
-  | { op: 'deleteArtifact'; scope: string; artifactId: string };
+  | { op: 'deleteArtifact'; scope: string; artifactId: string }
+  | { op: 'purgeExpiredArtifacts'; now: number }
+  | { op: 'registerNamespace'; name: string; origin: NamespaceOrigin; now: number }
+  | { op: 'putNamespace'; record: NamespaceRecord }
+  | { op: 'setNamespacePlacement'; name: string; placement: Json }
+  | { op: 'deprecateNamespace'; name: string }
+  | { op: 'putPackage'; record: PackageRecord; memberTypes?: string[] | null }
+  | { op: 'deletePackage'; workflowType: string; contentHash: string }
+  | { op: 'setPackageRoute'; workflowType: string; contentHash: string };
 
 /** What one operation did, tagged by the same `op`. */
 export type OperationOutcome =
   | { op: 'append'; head: number }
   | { op: 'insertOutbox'; inserted: number }
+  | { op: 'claimOutbox'; rows: OutboxRow[] }
   | { op: 'completeOutbox' }
-  | { op: 'retryOutbox' }
+  | { op: 'completeOutboxBatch' }
+  | { op: 'retryOutbox'; status: OutboxStatus }
   | { op: 'failOutbox' }
   | { op: 'cancelWorkflowOutbox'; cancelled: string[] }
+  | { op: 'rearmStaleClaims'; rows: OutboxRow[] }
   | { op: 'scheduleTimer' }
   | { op: 'cancelTimer'; removed: boolean }
   | { op: 'compareAndSwapCheckpoint'; revision: number }
@@ -342,7 +380,15 @@ export type OperationOutcome =
   | { op: 'recordRunEvent' }
   | { op: 'saveConversation'; revision: number }
   | { op: 'putArtifact'; artifact: ArtifactMeta }
-  | { op: 'deleteArtifact'; deleted: boolean };
+  | { op: 'deleteArtifact'; deleted: boolean }
+  | { op: 'purgeExpiredArtifacts'; purged: number }
+  | { op: 'registerNamespace'; outcome: RegisterOutcome }
+  | { op: 'putNamespace'; outcome: RegisterOutcome }
+  | { op: 'setNamespacePlacement' }
+  | { op: 'deprecateNamespace'; deprecated: boolean }
+  | { op: 'putPackage' }
+  | { op: 'deletePackage'; droppedRoutes: string[] }
+  | { op: 'setPackageRoute' };
 
 /** Operations applied together in one transaction (at most 1000). */
 export interface Step {

@@ -278,6 +278,7 @@ fn outbox_row(i: usize) -> NewOutboxRow {
         namespace: Some("default".into()),
         task_queue: None,
         node: None,
+        max_attempts: None,
     }
 }
 
@@ -299,9 +300,15 @@ pub fn w4_outbox(open: OpenStore, clock: Clock) -> Figure {
             if claimed.is_empty() {
                 break;
             }
-            let keys: Vec<String> = claimed.into_iter().map(|r| r.dispatch_key).collect();
-            done += keys.len();
-            store.complete_outbox_batch(&keys).unwrap();
+            let claims: Vec<OutboxClaim> = claimed
+                .into_iter()
+                .map(|r| OutboxClaim {
+                    dispatch_key: r.dispatch_key,
+                    claim_token: r.claim_token,
+                })
+                .collect();
+            done += claims.len();
+            store.complete_outbox_batch(&claims).unwrap();
         }
         assert_eq!(done, W4_ROWS);
     });

@@ -269,18 +269,29 @@ pub trait EventJournal {
     /// workflow with no events); they get seqs `expected_seq + 1..` in order. Atomic: on any
     /// error nothing is written. Appending no events checks the head and writes nothing.
     ///
-    /// # Errors
-    /// [`crate::Error::SequenceConflict`] with the expected and the actual head;
-    /// [`crate::Error::InvalidInput`] for an empty id or a lifecycle event that does not fit
-    /// (for example `resumed` when the run is not paused is accepted, but `started` needs a
-    /// non-empty type and run id).
-    fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64>;
-
-    /// As [`EventJournal::append`], and inserts `outbox` rows in the same transaction
-    /// (rows whose dispatch key exists already are ignored). Returns the new head.
+    /// Lifecycle events must fit the run, judged event by event as the status advances (also
+    /// within one call): `started` only where no run is open (a new workflow, after
+    /// `continuedAsNew`, or a new run reusing the id of a completed, failed or cancelled
+    /// workflow); `paused` only while running; `resumed` only while paused; `completed`,
+    /// `failed`, `cancelled` and `continuedAsNew` only while a run is open (running or paused).
+    /// So a closed run is never resumed, paused or closed again. Custom events always fit.
     ///
     /// # Errors
-    /// As [`EventJournal::append`]; an invalid outbox row fails the whole append.
+    /// [`crate::Error::SequenceConflict`] with the expected and the actual head;
+    /// [`crate::Error::LifecycleConflict`] (code `CONFLICT`) naming the refused event and the
+    /// run's status; [`crate::Error::InvalidInput`] for an empty id or a lifecycle event with
+    /// missing fields (`started` needs a non-empty type and run id).
+    fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64>;
+
+    /// As [`EventJournal::append`], and inserts `outbox` rows in the same transaction, every
+    /// one new. Returns the new head.
+    ///
+    /// # Errors
+    /// As [`EventJournal::append`]; an invalid outbox row fails the whole append, and so does
+    /// a dispatch key that is stored already or listed twice: [`crate::Error::Conflict`]
+    /// (entity `"outbox row"`, id the key, no revisions). Unlike
+    /// [`crate::OutboxStore::insert_outbox`], which ignores such rows, nothing is written then,
+    /// since the events would otherwise commit without the dispatch they schedule.
     fn append_with_outbox(
         &self,
         workflow_id: &str,

@@ -99,6 +99,33 @@ impl Projection {
         }
     }
 
+    /// Checks that `event` may follow the current status, as [`EventJournal::append`] states:
+    /// a lifecycle event must fit the run; any other event always fits.
+    fn check(&self, workflow_id: &str, event: &Event) -> Result<()> {
+        use WorkflowStatus as S;
+        let open = matches!(self.status, S::Running | S::Paused);
+        let (name, fits) = match &event.kind {
+            // A new run may start where none is open: first, after continue-as-new, or
+            // reusing the id of a closed workflow.
+            EventKind::Started { .. } => ("started", !open),
+            EventKind::Paused => ("paused", self.status == S::Running),
+            EventKind::Resumed => ("resumed", self.status == S::Paused),
+            EventKind::Completed => ("completed", open),
+            EventKind::Failed { .. } => ("failed", open),
+            EventKind::Cancelled => ("cancelled", open),
+            EventKind::ContinuedAsNew { .. } => ("continuedAsNew", open),
+            EventKind::Custom { .. } => return Ok(()),
+        };
+        if fits {
+            return Ok(());
+        }
+        Err(Error::LifecycleConflict {
+            workflow_id: workflow_id.to_owned(),
+            event: name,
+            status: self.status.as_str(),
+        })
+    }
+
     fn apply(&mut self, event: &Event) {
         let at = event.recorded_at;
         self.updated_at = at;
@@ -216,6 +243,8 @@ impl SqliteStore {
         )?;
         let mut seq = actual;
         for (blob, event) in encoded {
+            // Checked as the projection advances, so that a batch is judged event by event.
+            projection.check(workflow_id, event)?;
             seq += 1;
             insert.execute(params![
                 workflow_id,
@@ -306,7 +335,7 @@ impl EventJournal for SqliteStore {
         let tx = self.write_tx()?;
         let head = Self::append_in(&tx, workflow_id, &encoded, expected_seq)?;
         if !outbox.is_empty() {
-            Self::insert_checked_in(&tx, outbox)?;
+            Self::insert_unique_in(&tx, outbox)?;
         }
         tx.commit()?;
         Ok(head)

@@ -26,7 +26,8 @@ impl RunStoreCore {
         self.call(|s| s.append(&workflow_id, &events, expected_seq))
     }
 
-    /// As `append`, and inserts outbox rows in the same transaction.
+    /// As `append`, and inserts outbox rows in the same transaction; a dispatch key that exists
+    /// is CONFLICT and nothing is written.
     #[wasm_bindgen(js_name = appendWithOutbox, unchecked_return_type = "number")]
     pub fn append_with_outbox(
         &self,
@@ -199,54 +200,62 @@ impl RunStoreCore {
         self.call(|s| s.claim_outbox(now, limit, &filter))
     }
 
-    /// Marks a live row done.
+    /// Marks a live row done, if `claimToken` is its current claim token; CONFLICT otherwise.
     #[wasm_bindgen(js_name = completeOutbox, unchecked_return_type = "undefined")]
     pub fn complete_outbox(
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
-        self.call_unit(|s| s.complete_outbox(&dispatch_key))
+        let claim_token: u64 = input("claimToken", claim_token)?;
+        self.call_unit(|s| s.complete_outbox(&dispatch_key, claim_token))
     }
 
-    /// Marks several live rows done in one transaction, all or none.
+    /// Marks several claimed rows done in one transaction, all or none.
     #[wasm_bindgen(js_name = completeOutboxBatch, unchecked_return_type = "undefined")]
     pub fn complete_outbox_batch(
         &self,
-        #[wasm_bindgen(js_name = dispatchKeys, unchecked_param_type = "string[]")]
-        dispatch_keys: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "OutboxClaim[]")] claims: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let dispatch_keys: Vec<String> = input("dispatchKeys", dispatch_keys)?;
-        self.call_unit(|s| s.complete_outbox_batch(&dispatch_keys))
+        let claims: Vec<OutboxClaim> = input("claims", claims)?;
+        self.call_unit(|s| s.complete_outbox_batch(&claims))
     }
 
-    /// Returns a live row to pending with its next attempt and a later fence.
-    #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "undefined")]
+    /// Returns a live row to pending with its next attempt and a later fence, or dead-letters
+    /// it when that attempt reaches its maximum; returns the row's new status.
+    #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "'pending' | 'failed'")]
     pub fn retry_outbox(
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
         #[wasm_bindgen(js_name = nextAttempt, unchecked_param_type = "number")]
         next_attempt: JsValue,
         #[wasm_bindgen(js_name = visibleAfter, unchecked_param_type = "number")]
         visible_after: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
+        let claim_token: u64 = input("claimToken", claim_token)?;
         let next_attempt: u32 = input("nextAttempt", next_attempt)?;
         let visible_after: Millis = input("visibleAfter", visible_after)?;
-        self.call_unit(|s| s.retry_outbox(&dispatch_key, next_attempt, visible_after))
+        self.call(|s| s.retry_outbox(&dispatch_key, claim_token, next_attempt, visible_after))
     }
 
-    /// Moves a live row to the dead letter state `failed`.
+    /// Moves a live row to the dead letter state `failed` with a reason.
     #[wasm_bindgen(js_name = failOutbox, unchecked_return_type = "undefined")]
     pub fn fail_outbox(
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] reason: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
-        self.call_unit(|s| s.fail_outbox(&dispatch_key))
+        let claim_token: u64 = input("claimToken", claim_token)?;
+        let reason: String = input("reason", reason)?;
+        self.call_unit(|s| s.fail_outbox(&dispatch_key, claim_token, &reason))
     }
 
     /// Cancels every live row of a workflow; returns their keys.
@@ -259,7 +268,8 @@ impl RunStoreCore {
         self.call(|s| s.cancel_workflow_outbox(&workflow_id))
     }
 
-    /// Returns rows claimed before `olderThan` to pending.
+    /// Returns rows claimed before `olderThan` to pending, counting an attempt; a row out of
+    /// attempts becomes a dead letter instead.
     #[wasm_bindgen(js_name = rearmStaleClaims, unchecked_return_type = "OutboxRow[]")]
     pub fn rearm_stale_claims(
         &self,
@@ -340,7 +350,8 @@ impl RunStoreCore {
 
     // ----- visibility -----
 
-    /// Inserts or replaces a workflow's visibility record.
+    /// Inserts or replaces a workflow's visibility record; CONFLICT when it would go backwards
+    /// (a lower `head`, an older run, a closed run reopened).
     #[wasm_bindgen(js_name = upsertVisibility, unchecked_return_type = "undefined")]
     pub fn upsert_visibility(
         &self,

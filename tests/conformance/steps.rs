@@ -18,6 +18,7 @@ pub const CASES: &[Case] = cases![
     old_request_ids_expire,
     steps_and_their_request_ids_survive_reopen,
     a_step_crosses_as_tagged_operations,
+    claims_namespaces_packages_and_purges_are_operations_too,
 ];
 
 fn row(key: &str, workflow_id: &str) -> NewOutboxRow {
@@ -33,6 +34,7 @@ fn row(key: &str, workflow_id: &str) -> NewOutboxRow {
         namespace: None,
         task_queue: None,
         node: None,
+        max_attempts: None,
     }
 }
 
@@ -69,7 +71,15 @@ fn visibility() -> VisibilityRecord {
         failed_step: None,
         failure_reason: None,
         search_attributes: json!({"customer": "c1"}),
+        head: Some(2),
     }
+}
+
+/// Claims the due rows and returns the claim token of `dispatch_key`.
+fn claim(store: &SqliteStore, dispatch_key: &str) -> u64 {
+    let rows = store.claim_outbox(10, 10, &ClaimFilter::default()).unwrap();
+    let row = rows.iter().find(|row| row.dispatch_key == dispatch_key);
+    row.expect("the row was claimed").claim_token
 }
 
 fn append(workflow_id: &str, events: Vec<Event>, expected_seq: u64) -> Operation {
@@ -147,10 +157,12 @@ fn a_step_across_areas_commits_every_operation_and_reports_each_outcome(backend:
     assert_eq!(store.get_visibility("wf").unwrap(), Some(visibility()));
 
     // The next step settles the activity, swaps the checkpoint and stores the agent's side.
+    let claim_token = claim(&store, "wf/charge");
     let next = Step::new()
         .with(append("wf", vec![custom("charged", 3)], 2))
         .with(Operation::CompleteOutbox {
             dispatch_key: "wf/charge".into(),
+            claim_token,
         })
         .with(Operation::CancelTimer {
             workflow_id: "wf".into(),
@@ -255,11 +267,13 @@ fn a_failure_in_the_last_operation_undoes_the_earlier_ones(backend: &dyn Backend
     let location = backend.fresh();
     let store = location.open();
     store.commit(&first_step()).unwrap();
+    let claim_token = claim(&store, "wf/charge");
     // The checkpoint swap at the end expects a stale revision.
     let step = Step::new()
         .with(append("wf", vec![custom("charged", 3)], 2))
         .with(Operation::CompleteOutbox {
             dispatch_key: "wf/charge".into(),
+            claim_token,
         })
         .with(Operation::CompareAndSwapCheckpoint {
             checkpoint: checkpoint(5),
@@ -274,7 +288,7 @@ fn a_failure_in_the_last_operation_undoes_the_earlier_ones(backend: &dyn Backend
         assert_eq!(store.head("wf").unwrap(), 2);
         assert_eq!(
             store.outbox_row_state("wf/charge").unwrap().unwrap().status,
-            OutboxStatus::Pending
+            OutboxStatus::Claimed
         );
         assert_eq!(store.load_checkpoint("wf-cp").unwrap().revision, 0);
     });
@@ -416,5 +430,98 @@ fn a_step_crosses_as_tagged_operations(_backend: &dyn Backend) {
     assert_eq!(
         serde_json::to_value(outcome).unwrap(),
         json!({"op": "append", "head": 3})
+    );
+}
+
+fn claims_namespaces_packages_and_purges_are_operations_too(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let package = PackageRecord {
+        workflow_type: "order".into(),
+        content_hash: "ab".repeat(32),
+        archive: vec![1, 2, 3],
+        deployed_at: 5,
+    };
+    let first = Step::new()
+        .with(Operation::InsertOutbox {
+            rows: vec![row("a", "wf"), row("b", "wf")],
+        })
+        .with(Operation::ClaimOutbox {
+            now: 10,
+            limit: 10,
+            filter: ClaimFilter::default(),
+        })
+        .with(Operation::RegisterNamespace {
+            name: "shop".into(),
+            origin: NamespaceOrigin::Explicit,
+            now: 5,
+        })
+        .with(Operation::PutPackage {
+            record: package.clone(),
+            member_types: Some(vec!["order".into(), "refund".into()]),
+        });
+    let outcome = store.commit(&first).unwrap();
+    let OperationOutcome::ClaimOutbox { rows } = &outcome.outcomes[1] else {
+        panic!("unexpected outcome {:?}", outcome.outcomes[1]);
+    };
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        outcome.outcomes[2],
+        OperationOutcome::RegisterNamespace {
+            outcome: RegisterOutcome::Created
+        }
+    );
+    assert_eq!(
+        store.get_package_route("refund").unwrap(),
+        Some(package.content_hash.clone())
+    );
+
+    let claims: Vec<OutboxClaim> = rows
+        .iter()
+        .filter(|row| row.dispatch_key == "a")
+        .map(|row| OutboxClaim {
+            dispatch_key: row.dispatch_key.clone(),
+            claim_token: row.claim_token,
+        })
+        .collect();
+    let second = Step::new()
+        .with(Operation::CompleteOutboxBatch { claims })
+        .with(Operation::RearmStaleClaims {
+            older_than: 11,
+            visible_after: 20,
+            limit: 10,
+        })
+        .with(Operation::SetNamespacePlacement {
+            name: "shop".into(),
+            placement: json!({"node": "n1"}),
+        })
+        .with(Operation::DeprecateNamespace {
+            name: "shop".into(),
+        })
+        .with(Operation::PurgeExpiredArtifacts { now: 100 })
+        .with(Operation::DeletePackage {
+            workflow_type: "order".into(),
+            content_hash: package.content_hash.clone(),
+        });
+    let outcome = store.commit(&second).unwrap();
+    let OperationOutcome::RearmStaleClaims { rows } = &outcome.outcomes[1] else {
+        panic!("unexpected outcome {:?}", outcome.outcomes[1]);
+    };
+    let rearmed: Vec<&str> = rows.iter().map(|row| row.dispatch_key.as_str()).collect();
+    assert_eq!(rearmed, ["b"]);
+    assert_eq!(
+        outcome.outcomes[3],
+        OperationOutcome::DeprecateNamespace { deprecated: true }
+    );
+    assert_eq!(
+        outcome.outcomes[4],
+        OperationOutcome::PurgeExpiredArtifacts { purged: 0 }
+    );
+    let done = store.outbox_row_state("a").unwrap().unwrap();
+    assert_eq!(done.status, OutboxStatus::Done);
+    let namespace = store.get_namespace("shop").unwrap().unwrap();
+    assert_eq!(namespace.placement, Some(json!({"node": "n1"})));
+    assert_eq!(
+        store.get_package("order", &package.content_hash).unwrap(),
+        None
     );
 }

@@ -65,7 +65,7 @@ test('every area works on OPFS and reads back after a reload', async () => {
     }));
     await store.insertOutbox(rows);
     const claimed = await store.claimOutbox(now + 10, 2);
-    await store.completeOutboxBatch(claimed.map((r) => r.dispatchKey));
+    await store.completeOutboxBatch(claimed.map((r) => ({ dispatchKey: r.dispatchKey, claimToken: r.claimToken })));
     const bytes = new TextEncoder().encode('report body');
     const meta = await store.putArtifact(
       { scope: 'r1', mediaType: 'text/plain', name: 'report.txt', bytes, idempotencyKey: 'report' }, now);
@@ -208,6 +208,53 @@ test('a step commits across areas in one message, exactly once under its request
   assert.deepEqual(result.failure, { isError: true, code: 'CONFLICT', operation: 2, expected: 7, actual: 0 });
   assert.equal(result.unknown, 'INVALID_INPUT');
   assert.deepEqual(result.after, { head: 1, timers: 1 });
+  await page.close();
+});
+
+test('a stale claim token and a misfit lifecycle event are CONFLICTs with their fields', async () => {
+  const page = await openApp();
+  const report = await page.evaluate(async () => {
+    const { RunStore } = window.runstore;
+    const store = await RunStore.open('fencing-test', { persistence: 'memory' });
+    const fields = (error) => ({ code: error.code, entity: error.entity, id: error.id, expected: error.expected, actual: error.actual, event: error.event, status: error.status, message: error.message });
+    const caught = async (call) => {
+      try {
+        await call();
+        return null;
+      } catch (error) {
+        return fields(error);
+      }
+    };
+    try {
+      await store.insertOutbox([{ dispatchKey: 'k', workflowId: 'wf', ordinal: 0, activityType: 'a', input: new Uint8Array(1), visibleAfter: 0, maxAttempts: 3 }]);
+      const [first] = await store.claimOutbox(10, 1);
+      await store.rearmStaleClaims(11, 0, 10);
+      const [second] = await store.claimOutbox(20, 1);
+      const stale = await caught(() => store.completeOutbox('k', first.claimToken));
+      const retried = await store.retryOutbox('k', second.claimToken, 3, 30);
+      const row = await store.outboxRowState('k');
+      await store.append('wf', [{ type: 'started', workflowType: 't', runId: 'r', recordedAt: 1 }, { type: 'completed', recordedAt: 2 }], 0);
+      const lifecycle = await caught(() => store.append('wf', [{ type: 'resumed', recordedAt: 3 }], 2));
+      return { tokens: [first.claimToken, second.claimToken], stale, retried, row, lifecycle, active: await store.listActive() };
+    } finally {
+      await store.close();
+    }
+  });
+  const [first, second] = report.tokens;
+  assert.ok(second > first, `a new claim hands out a new token: ${report.tokens}`);
+  assert.deepEqual(
+    [report.stale.code, report.stale.entity, report.stale.id, report.stale.expected, report.stale.actual],
+    ['CONFLICT', 'outbox row', 'k', first, second],
+  );
+  assert.equal(report.retried, 'failed');
+  assert.deepEqual([report.row.status, report.row.attempt, report.row.claimToken], ['failed', 3, second]);
+  assert.equal(report.row.deadReason, 'retry to attempt 3 reaches the maximum of 3');
+  assert.deepEqual(
+    [report.lifecycle.code, report.lifecycle.entity, report.lifecycle.id, report.lifecycle.event, report.lifecycle.status],
+    ['CONFLICT', 'workflow', 'wf', 'resumed', 'completed'],
+  );
+  assert.match(report.lifecycle.message, /resumed does not apply to a run that is completed/);
+  assert.deepEqual(report.active, []);
   await page.close();
 });
 

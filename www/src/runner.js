@@ -167,7 +167,7 @@ export class Runner {
       if (row.status === 'done') {
         events.push(custom('activityCompleted', { ...base, output: effect.status.output }));
       } else {
-        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? 'unknown', optional: a.optional }));
+        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? row.deadReason ?? 'unknown', optional: a.optional }));
         if (!a.optional) {
           events.push({ type: 'failed', reason: `${a.type} dead-lettered`, data: { step: step.id } });
           break;
@@ -251,6 +251,8 @@ export class Runner {
       closeTime: s.closedAt,
       failedStep: s.failedStep,
       failureReason: s.failureReason,
+      // The journal head this record reflects: a late upsert of an older state is refused.
+      head: s.head,
       searchAttributes: {
         subject: def.describe(s.input),
         step: step?.id ?? 'done',

@@ -4,7 +4,9 @@ import {
   RunStore,
   RunStoreError,
   type Event,
+  type OutboxClaim,
   type OutboxRow,
+  type OutboxRowState,
   type StoredEvent,
   type WorkflowSummary,
   type ArtifactMeta,
@@ -33,6 +35,14 @@ export async function typedUsage(): Promise<number> {
   const rows: OutboxRow[] = await store.claimOutbox(Date.now(), 10);
   const input: Uint8Array | undefined = rows[0]?.input;
   void input;
+  const claims: OutboxClaim[] = rows.map((r) => ({ dispatchKey: r.dispatchKey, claimToken: r.claimToken }));
+  await store.completeOutboxBatch(claims);
+  const next: 'pending' | 'failed' = await store.retryOutbox('k', rows[0].claimToken, 1, Date.now());
+  void next;
+  await store.failOutbox('k', rows[0].claimToken, 'gave up');
+  const state: OutboxRowState | null = await store.outboxRowState('k');
+  const reason: string | null | undefined = state?.deadReason;
+  void reason;
   const effect: EffectRecord = {
     effectId: 'e1',
     capabilityId: 'email',
@@ -74,6 +84,9 @@ export async function typedUsage(): Promise<number> {
   await store.close();
   return head + summary.head;
 }
+
+// @ts-expect-error: a settlement names the claim's token.
+export const untokened = (store: RunStore) => store.completeOutbox('k');
 
 // @ts-expect-error: events must be an array of Event objects.
 export const wrong = (store: RunStore) => store.append('x', { type: 'completed' }, 0);
