@@ -10,6 +10,7 @@ mod effects;
 mod journal;
 mod namespaces;
 mod outbox;
+mod paging;
 mod packages;
 mod revisions;
 mod run_journal;
