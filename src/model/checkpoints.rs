@@ -57,6 +57,5 @@ pub trait CheckpointStore {
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
-    fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest)
-        -> Result<Page<Checkpoint>>;
+    fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>>;
 }

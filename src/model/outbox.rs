@@ -223,8 +223,7 @@ pub trait OutboxStore {
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
-    fn list_stale_claims(&self, older_than: Millis, page: &PageRequest)
-        -> Result<Page<OutboxRow>>;
+    fn list_stale_claims(&self, older_than: Millis, page: &PageRequest) -> Result<Page<OutboxRow>>;
 
     /// A page of the ids of workflows with at least one live row, in id order.
     ///

@@ -30,6 +30,18 @@ pub struct PackageRecord {
     pub deployed_at: Millis,
 }
 
+impl PackageRecord {
+    /// The record's metadata, as a listing gives it.
+    pub fn meta(&self) -> PackageMeta {
+        PackageMeta {
+            workflow_type: self.workflow_type.clone(),
+            content_hash: self.content_hash.clone(),
+            size_bytes: self.archive.len() as u64,
+            deployed_at: self.deployed_at,
+        }
+    }
+}
+
 /// A deployed archive without its bytes, as listings give it; [`PackageStore::get_package`]
 /// reads the archive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -116,11 +116,7 @@ impl CheckpointStore for SqliteStore {
         )
     }
 
-    fn list_run_checkpoints(
-        &self,
-        run_id: &str,
-        page: &PageRequest,
-    ) -> Result<Page<Checkpoint>> {
+    fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>> {
         CHECKPOINTS.read(
             self.conn(),
             &format!("SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?"),

@@ -326,9 +326,7 @@ impl EffectStore for SqliteStore {
     fn list_unresolved_effects(&self, page: &PageRequest) -> Result<Page<EffectRecord>> {
         UNRESOLVED.read(
             self.conn(),
-            &format!(
-                "SELECT {COLUMNS} FROM effects WHERE status IN ('started', 'outcomeUnknown')"
-            ),
+            &format!("SELECT {COLUMNS} FROM effects WHERE status IN ('started', 'outcomeUnknown')"),
             Vec::new(),
             page,
             |row| decode(raw_from_row(row)?),

@@ -391,11 +391,7 @@ impl OutboxStore for SqliteStore {
         Ok(rearmed)
     }
 
-    fn list_stale_claims(
-        &self,
-        older_than: Millis,
-        page: &PageRequest,
-    ) -> Result<Page<OutboxRow>> {
+    fn list_stale_claims(&self, older_than: Millis, page: &PageRequest) -> Result<Page<OutboxRow>> {
         STALE_CLAIMS.read(
             self.conn(),
             &format!(

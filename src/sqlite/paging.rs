@@ -172,8 +172,14 @@ mod tests {
 
     #[test]
     fn limits_outside_the_range_are_refused() {
-        assert_eq!(page_limit(&PageRequest::default()).unwrap(), DEFAULT_PAGE_LIMIT);
-        assert_eq!(page_limit(&PageRequest::first(MAX_PAGE_LIMIT)).unwrap(), MAX_PAGE_LIMIT);
+        assert_eq!(
+            page_limit(&PageRequest::default()).unwrap(),
+            DEFAULT_PAGE_LIMIT
+        );
+        assert_eq!(
+            page_limit(&PageRequest::first(MAX_PAGE_LIMIT)).unwrap(),
+            MAX_PAGE_LIMIT
+        );
         for bad in [0, MAX_PAGE_LIMIT + 1, u32::MAX] {
             let error = page_limit(&PageRequest::first(bad)).unwrap_err();
             assert_eq!(error.code(), "INVALID_INPUT");
