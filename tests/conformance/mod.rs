@@ -21,6 +21,7 @@ pub mod journal;
 pub mod namespaces;
 pub mod outbox;
 pub mod packages;
+pub mod paging;
 pub mod run_journal;
 pub mod timers;
 pub mod visibility;
