@@ -38,6 +38,7 @@ pub use model::journal::*;
 pub use model::namespaces::*;
 pub use model::outbox::*;
 pub use model::packages::*;
+pub use model::retention::*;
 pub use model::run_journal::*;
 pub use model::timers::*;
 pub use model::visibility::*;

@@ -163,7 +163,8 @@ on_both!(
     run_journal,
     artifacts,
     conversations,
-    paging
+    paging,
+    retention
 );
 
 // ---- OPFS behaviour only a browser has ----

@@ -86,5 +86,6 @@ on_both!(
     run_journal,
     artifacts,
     conversations,
-    paging
+    paging,
+    retention
 );

@@ -13,6 +13,7 @@ pub mod journal;
 pub mod namespaces;
 pub mod outbox;
 pub mod packages;
+pub mod retention;
 pub mod run_journal;
 pub mod timers;
 pub mod visibility;

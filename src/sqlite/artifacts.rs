@@ -238,6 +238,9 @@ impl ArtifactStore for SqliteStore {
             .conn()
             .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?
             .execute([scope, artifact_id])?;
+        if deleted > 0 {
+            self.release_space();
+        }
         Ok(deleted > 0)
     }
 
@@ -246,6 +249,9 @@ impl ArtifactStore for SqliteStore {
             .conn()
             .prepare_cached("DELETE FROM artifacts WHERE expires_at <= ?1")?
             .execute([now])?;
+        if purged > 0 {
+            self.release_space();
+        }
         Ok(purged as u64)
     }
 }

@@ -12,6 +12,7 @@ mod namespaces;
 mod outbox;
 mod packages;
 mod paging;
+mod retention;
 mod revisions;
 mod run_journal;
 mod timers;
@@ -181,8 +182,15 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
         }
     }
     conn.pragma_update(None, "synchronous", synchronous)?;
+    // A large transaction grows the WAL; without a limit its file keeps that size for good.
+    // This trims it back at the next checkpoint that restarts it.
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     Ok(())
 }
+
+/// The size the WAL file is trimmed back to after a checkpoint, in bytes: about what
+/// SQLite's automatic checkpoint (every 1000 pages) lets it reach in ordinary use.
+const WAL_SIZE_LIMIT: i64 = 4 << 20;
 
 /// Converts a caller's unsigned count or sequence to SQLite's signed integer.
 fn to_sql_int(field: &str, value: u64) -> Result<i64> {

@@ -154,6 +154,7 @@ impl PackageStore for SqliteStore {
             types
         };
         tx.commit()?;
+        self.release_space();
         Ok(unrouted)
     }
 

@@ -8,6 +8,8 @@
 
 
 -- ----- retention and bounded reads (sqlite/retention.rs) -----
+-- Closed workflows by close time, the order purge_workflows deletes them in.
+CREATE INDEX workflows_closed ON workflows (closed_at, workflow_id) WHERE closed_at IS NOT NULL;
 
 
 -- ----- end of version 2 -----

@@ -22,6 +22,7 @@ pub mod namespaces;
 pub mod outbox;
 pub mod packages;
 pub mod paging;
+pub mod retention;
 pub mod run_journal;
 pub mod timers;
 pub mod visibility;
