@@ -67,4 +67,7 @@ export const METHODS = Object.freeze([
   'purgeExpiredArtifacts',
   'loadConversation',
   'saveConversation',
+  'purgeWorkflows',
+  'storageStats',
+  'vacuum',
 ]);

@@ -29,6 +29,7 @@ mod convert;
 mod errors;
 mod facade;
 mod facade_agent;
+mod facade_retention;
 mod facade_workflow;
 mod lock;
 mod time;
