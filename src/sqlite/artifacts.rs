@@ -234,10 +234,12 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool> {
-        let deleted = self
-            .conn()
-            .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?
-            .execute([scope, artifact_id])?;
+        let deleted = self.delete_with_room(|| {
+            Ok(self
+                .conn()
+                .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?
+                .execute([scope, artifact_id])?)
+        })?;
         if deleted > 0 {
             self.release_space();
         }
@@ -245,10 +247,12 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn purge_expired_artifacts(&self, now: Millis) -> Result<u64> {
-        let purged = self
-            .conn()
-            .prepare_cached("DELETE FROM artifacts WHERE expires_at <= ?1")?
-            .execute([now])?;
+        let purged = self.delete_with_room(|| {
+            Ok(self
+                .conn()
+                .prepare_cached("DELETE FROM artifacts WHERE expires_at <= ?1")?
+                .execute([now])?)
+        })?;
         if purged > 0 {
             self.release_space();
         }

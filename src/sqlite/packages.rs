@@ -132,28 +132,8 @@ impl PackageStore for SqliteStore {
     }
 
     fn delete_package(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
-        let tx = self.write_tx()?;
-        let deleted = tx
-            .prepare_cached("DELETE FROM packages WHERE workflow_type = ?1 AND content_hash = ?2")?
-            .execute([workflow_type, content_hash])?;
-        if deleted == 0 {
-            return Err(Error::not_found(
-                "package",
-                format!("{workflow_type}@{content_hash}"),
-            ));
-        }
-        let unrouted = if hash_is_stored(&tx, content_hash)? {
-            Vec::new()
-        } else {
-            let mut stmt = tx.prepare_cached(
-                "DELETE FROM package_routes WHERE content_hash = ?1 RETURNING workflow_type",
-            )?;
-            let types = stmt.query_map([content_hash], |row| row.get::<_, String>(0))?;
-            let mut types = types.collect::<rusqlite::Result<Vec<_>>>()?;
-            types.sort();
-            types
-        };
-        tx.commit()?;
+        let unrouted =
+            self.delete_with_room(|| self.delete_package_in_tx(workflow_type, content_hash))?;
         self.release_space();
         Ok(unrouted)
     }
@@ -208,3 +188,32 @@ const ROUTES: Listing = Listing {
     key: "workflow_type",
     key_len: 1,
 };
+
+impl SqliteStore {
+    /// The delete of one package and the routes it leaves dangling, in one transaction.
+    fn delete_package_in_tx(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
+        let tx = self.write_tx()?;
+        let deleted = tx
+            .prepare_cached("DELETE FROM packages WHERE workflow_type = ?1 AND content_hash = ?2")?
+            .execute([workflow_type, content_hash])?;
+        if deleted == 0 {
+            return Err(Error::not_found(
+                "package",
+                format!("{workflow_type}@{content_hash}"),
+            ));
+        }
+        let unrouted = if hash_is_stored(&tx, content_hash)? {
+            Vec::new()
+        } else {
+            let mut stmt = tx.prepare_cached(
+                "DELETE FROM package_routes WHERE content_hash = ?1 RETURNING workflow_type",
+            )?;
+            let types = stmt.query_map([content_hash], |row| row.get::<_, String>(0))?;
+            let mut types = types.collect::<rusqlite::Result<Vec<_>>>()?;
+            types.sort();
+            types
+        };
+        tx.commit()?;
+        Ok(unrouted)
+    }
+}

@@ -5,30 +5,52 @@ use rusqlite::{params, Connection};
 
 use super::paging::page_limit;
 use super::{from_sql_int, SqliteStore};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::retention::*;
 use crate::model::{Millis, PageRequest};
 
 /// The tables keyed by workflow id, in the order `purge_workflows` reads their counts.
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];
 
+/// How many bytes of pages one step of [`SqliteStore::release_space`] moves: the most the WAL
+/// grows by before the step's checkpoint empties it again.
+const RELEASE_STEP_BYTES: u64 = 1 << 20;
+
 impl SqliteStore {
-    /// Gives the pages freed by a delete back to the file system: `incremental_vacuum`
-    /// truncates the database (it moves pages only in databases created with incremental
-    /// auto-vacuum, and does nothing in others), and a checkpoint copies that into the file.
+    /// Gives the pages freed by a delete back to the file system, in steps:
+    /// `incremental_vacuum(n)` moves up to `n` pages from the end of the database into free
+    /// ones and truncates it (in a database created with incremental auto-vacuum; in others
+    /// it does nothing), and a checkpoint copies that into the file. Small steps keep the WAL
+    /// small, so that this works on a full disk: each step needs room for about
+    /// [`RELEASE_STEP_BYTES`] of WAL, and on OPFS the step's checkpoint gives more back.
     ///
-    /// Best effort, after the delete has committed: when it fails (a full disk has no room for
-    /// the pages it moves) the freed pages stay on the free list, where later writes reuse
-    /// them, and the next delete tries again. The delete's own result stands either way.
+    /// Best effort, after the delete has committed: when a step fails for want of room, the
+    /// freed pages left stay on the free list, where later writes reuse them, and the next
+    /// delete tries again. The delete's own result stands either way.
     pub(crate) fn release_space(&self) {
         let conn = self.conn();
-        if incremental_vacuum(conn).is_err() {
-            return;
+        let step = pragma_u64(conn, "page_size").map_or(1, |size| RELEASE_STEP_BYTES / size.max(1));
+        // First the WAL, which may hold much of a full disk's space.
+        self.checkpoint();
+        loop {
+            let free = pragma_u64(conn, "freelist_count").unwrap_or(0);
+            if free == 0 || incremental_vacuum(conn, step.max(1)).is_err() {
+                return;
+            }
+            self.checkpoint();
+            if pragma_u64(conn, "freelist_count").unwrap_or(0) >= free {
+                return; // no progress: the database does not use incremental auto-vacuum
+            }
         }
-        // On OPFS the store holds the database alone (exclusive locking): TRUNCATE empties the
-        // WAL file, giving its space back to the origin's quota. A native file may have
-        // readers on other connections, which TRUNCATE would wait for: PASSIVE copies what it
-        // can without waiting, and `journal_size_limit` trims the WAL when it next restarts.
+    }
+
+    /// Copies the WAL into the database file. On OPFS the store holds the database alone
+    /// (exclusive locking): TRUNCATE also empties the WAL file, giving its space back to the
+    /// origin's quota. A native file may have readers on other connections, which TRUNCATE
+    /// would wait for: PASSIVE copies what it can without waiting, and `journal_size_limit`
+    /// trims the WAL when it next restarts. Best effort, as [`SqliteStore::release_space`].
+    fn checkpoint(&self) {
+        let conn = self.conn();
         let mode = if exclusive(conn) {
             "TRUNCATE"
         } else {
@@ -36,12 +58,28 @@ impl SqliteStore {
         };
         let _ = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
     }
+
+    /// Runs a delete; when the disk is full, makes room by checkpointing the WAL (on OPFS
+    /// emptying it) and runs it once more. A delete needs room for its own WAL frames, and the
+    /// WAL of a full disk may have none left.
+    ///
+    /// # Errors
+    /// What the second attempt returns, `STORAGE_FULL` included.
+    pub(crate) fn delete_with_room<T>(&self, delete: impl Fn() -> Result<T>) -> Result<T> {
+        match delete() {
+            Err(Error::StorageFull { .. }) => {
+                self.checkpoint();
+                delete()
+            }
+            other => other,
+        }
+    }
 }
 
-/// Frees every page on the free list. The pragma frees one page per step (each step is a
-/// row), so it is stepped to the end; `execute_batch` would stop after the first.
-fn incremental_vacuum(conn: &Connection) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached("PRAGMA incremental_vacuum")?;
+/// Frees up to `pages` pages of the free list. The pragma frees one page per step (each step
+/// is a row), so it is stepped to the end; `execute_batch` would stop after the first.
+fn incremental_vacuum(conn: &Connection, pages: u64) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(&format!("PRAGMA incremental_vacuum({pages})"))?;
     let mut rows = stmt.query([])?;
     while rows.next()?.is_some() {}
     Ok(())
@@ -57,9 +95,9 @@ fn pragma_u64(conn: &Connection, name: &str) -> Result<u64> {
     from_sql_int(name, value)
 }
 
-impl RetentionStore for SqliteStore {
-    fn purge_workflows(&self, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
-        let limit = page_limit(&PageRequest::first(limit))?;
+impl SqliteStore {
+    /// The purge's one transaction: up to `limit` closed workflows, oldest close first.
+    fn purge_in_tx(&self, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
         let tx = self.write_tx()?;
         let mut ids: Vec<String> = tx
             .prepare_cached(
@@ -88,7 +126,6 @@ impl RetentionStore for SqliteStore {
                 .execute([&ids])? as u64;
         }
         tx.commit()?;
-        self.release_space();
         let [events, outbox_rows, timers, visibility_records, workflows] = deleted;
         Ok(PurgeCounts {
             workflows,
@@ -98,6 +135,17 @@ impl RetentionStore for SqliteStore {
             visibility_records,
             more,
         })
+    }
+}
+
+impl RetentionStore for SqliteStore {
+    fn purge_workflows(&self, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
+        let limit = page_limit(&PageRequest::first(limit))?;
+        let counts = self.delete_with_room(|| self.purge_in_tx(closed_before, limit))?;
+        if counts.workflows > 0 {
+            self.release_space();
+        }
+        Ok(counts)
     }
 
     fn storage_stats(&self) -> Result<StorageStats> {
