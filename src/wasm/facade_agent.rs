@@ -188,7 +188,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let scope: String = input("scope", scope)?;
         let artifact_id: String = input("artifactId", artifact_id)?;
-        self.call(|s| s.delete_artifact(&scope, &artifact_id))
+        self.call_freeing(|s| s.delete_artifact(&scope, &artifact_id))
     }
 
     /// Deletes the artifacts expired at `now`; returns how many.
@@ -198,7 +198,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "number")] now: JsValue,
     ) -> Result<JsValue, JsValue> {
         let now: Millis = input("now", now)?;
-        self.call(|s| s.purge_expired_artifacts(now))
+        self.call_freeing(|s| s.purge_expired_artifacts(now))
     }
 
     // ----- conversation state -----

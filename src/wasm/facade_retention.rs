@@ -18,7 +18,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let closed_before: Millis = input("closedBefore", closed_before)?;
         let limit: u32 = input("limit", limit)?;
-        self.call(|s| s.purge_workflows(closed_before, limit))
+        self.call_freeing(|s| s.purge_workflows(closed_before, limit))
     }
 
     /// The database's size in pages: `pageSize * pageCount` bytes, `freelistCount` of them free.

@@ -537,7 +537,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         let content_hash: String = input("contentHash", content_hash)?;
-        self.call(|s| s.delete_package(&workflow_type, &content_hash))
+        self.call_freeing(|s| s.delete_package(&workflow_type, &content_hash))
     }
 
     /// Routes a workflow type to a stored package hash.

@@ -32,6 +32,7 @@ mod facade_agent;
 mod facade_retention;
 mod facade_workflow;
 mod lock;
+mod reserve;
 mod time;
 
 pub use facade::RunStoreCore;
