@@ -220,8 +220,9 @@ fn the_database_shrinks_after_a_purge_and_after_deleting_artifacts(backend: &dyn
     let counts = store.purge_workflows(100, 1_000).unwrap();
     assert_eq!(counts.workflows, 20);
     let purged = store.storage_stats().unwrap();
+    // The events held about 2.1 MB (20 x 51 x 2 KB); page sizes differ by target.
     assert!(
-        bytes(&purged) < bytes(&full) / 4,
+        bytes(&full) - bytes(&purged) > 1_900_000,
         "after the purge {purged:?}, before {full:?}"
     );
     assert_eq!(purged.freelist_count, 0, "{purged:?}");
@@ -245,7 +246,7 @@ fn the_database_shrinks_after_a_purge_and_after_deleting_artifacts(backend: &dyn
     }
     let deleted = store.storage_stats().unwrap();
     assert!(
-        bytes(&deleted) < bytes(&with_artifacts) / 4,
+        bytes(&with_artifacts) - bytes(&deleted) > 7 * (256 << 10) * 9 / 10,
         "after deletes {deleted:?}, before {with_artifacts:?}"
     );
     assert_eq!(
