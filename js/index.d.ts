@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions } from './types.js';
+import type { OpenOptions, StorageEstimate } from './types.js';
 
 export * from './types.js';
 
@@ -77,3 +77,16 @@ export declare class RunStore {
   /** Closes the database, releases its files and lock, and ends the worker. */
   close(): Promise<void>;
 }
+
+/**
+ * The origin's storage use and quota in bytes (every store's files included), from
+ * `navigator.storage.estimate()`. OPFS_UNAVAILABLE where the context has none.
+ */
+export declare function storageEstimate(): Promise<StorageEstimate>;
+
+/**
+ * Asks the browser to keep the origin's storage instead of evicting it under pressure
+ * (`navigator.storage.persist()`); resolves to whether it will. Only on a page: in a worker it
+ * rejects with OPFS_UNAVAILABLE.
+ */
+export declare function requestPersistence(): Promise<boolean>;

@@ -69,4 +69,7 @@ export const METHODS = Object.freeze([
   'saveConversation',
   'commit',
   'requestOutcome',
+  'purgeWorkflows',
+  'storageStats',
+  'vacuum',
 ]);

@@ -13,6 +13,26 @@ export interface OpenOptions {
   durability?: 'full' | 'relaxed';
 }
 
+// ----- paging -----
+
+/**
+ * Which page of a listing to read. Every listing is paged: at most `limit` items (default
+ * 1000, at most 10000; 0 or more than 10000 is INVALID_INPUT), after `cursor`, the `nextCursor` of the
+ * previous page of the same listing with the same arguments (any other string is
+ * INVALID_INPUT). A cursor is a position, valid across writes.
+ */
+export interface PageRequest {
+  limit?: number | null;
+  cursor?: string | null;
+}
+
+/** One page of a listing, in the listing's order. */
+export interface Page<T> {
+  items: T[];
+  /** Pass it back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
 // ----- workflow event journal -----
 
 /** What happened. Lifecycle types drive the status projection; `custom` is anything else. */
@@ -59,7 +79,6 @@ export interface WorkflowQuery {
   startedAfter?: number | null;
   /** Started before. */
   startedBefore?: number | null;
-  limit?: number | null;
 }
 
 export interface RunSummary {
@@ -242,6 +261,15 @@ export interface PackageRecord {
   deployedAt: number;
 }
 
+/** A package as listings give it: without its archive (read it with `getPackage`). */
+export interface PackageMeta {
+  workflowType: string;
+  contentHash: string;
+  /** The archive's length in bytes. */
+  sizeBytes: number;
+  deployedAt: number;
+}
+
 export interface PackageRoute {
   workflowType: string;
   contentHash: string;
@@ -353,6 +381,7 @@ export type Operation =
   | { op: 'putArtifact'; artifact: NewArtifact; now: number }
   | { op: 'deleteArtifact'; scope: string; artifactId: string }
   | { op: 'purgeExpiredArtifacts'; now: number }
+  | { op: 'purgeWorkflows'; closedBefore: number; limit: number }
   | { op: 'registerNamespace'; name: string; origin: NamespaceOrigin; now: number }
   | { op: 'putNamespace'; record: NamespaceRecord }
   | { op: 'setNamespacePlacement'; name: string; placement: Json }
@@ -382,6 +411,7 @@ export type OperationOutcome =
   | { op: 'putArtifact'; artifact: ArtifactMeta }
   | { op: 'deleteArtifact'; deleted: boolean }
   | { op: 'purgeExpiredArtifacts'; purged: number }
+  | { op: 'purgeWorkflows'; counts: PurgeCounts }
   | { op: 'registerNamespace'; outcome: RegisterOutcome }
   | { op: 'putNamespace'; outcome: RegisterOutcome }
   | { op: 'setNamespacePlacement' }
@@ -409,4 +439,33 @@ export interface RequestRecord {
   /** When it committed, by the store's clock. */
   committedAt: number;
   outcomes: OperationOutcome[];
+}
+
+// ----- retention and space -----
+
+/** What one `purgeWorkflows` call deleted, per table. */
+export interface PurgeCounts {
+  workflows: number;
+  events: number;
+  /** Outbox rows of any status. */
+  outboxRows: number;
+  timers: number;
+  visibilityRecords: number;
+  /** Whether closed workflows older than the time remain: call again. */
+  more: boolean;
+}
+
+/** The database's size: `pageSize * pageCount` bytes, `freelistCount` pages of them free. */
+export interface StorageStats {
+  pageSize: number;
+  pageCount: number;
+  freelistCount: number;
+  /** Whether freed pages go back to the file system (databases created since schema version 2, or after `vacuum`). */
+  incrementalVacuum: boolean;
+}
+
+/** The origin's storage use and quota in bytes, as `navigator.storage.estimate()` reports them. */
+export interface StorageEstimate {
+  usage: number;
+  quota: number;
 }

@@ -7,7 +7,8 @@ use std::sync::{Barrier, Mutex};
 use std::thread;
 
 use runstore::{
-    ClaimFilter, ClaimScope, NewOutboxRow, OutboxClaim, OutboxStatus, OutboxStore, SqliteStore,
+    ClaimFilter, ClaimScope, NewOutboxRow, OutboxClaim, OutboxStatus, OutboxStore, PageRequest,
+    SqliteStore, MAX_PAGE_LIMIT,
 };
 
 const ROWS: usize = 2_000;
@@ -113,15 +114,24 @@ fn assert_claimed_exactly_once(path: &Path, expected: &[String], claims: Vec<Vec
     assert_eq!(all, expected);
     let store = SqliteStore::open(path).expect("reopen");
     let pending = store
-        .list_outbox(Some(OutboxStatus::Pending), None, 10)
-        .unwrap();
+        .list_outbox(Some(OutboxStatus::Pending), &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert!(pending.is_empty(), "left pending: {pending:?}");
     let claimed = store
-        .list_outbox(Some(OutboxStatus::Claimed), None, u32::MAX)
-        .unwrap();
+        .list_outbox(
+            Some(OutboxStatus::Claimed),
+            &PageRequest::first(MAX_PAGE_LIMIT),
+        )
+        .unwrap()
+        .items;
     let done = store
-        .list_outbox(Some(OutboxStatus::Done), None, u32::MAX)
-        .unwrap();
+        .list_outbox(
+            Some(OutboxStatus::Done),
+            &PageRequest::first(MAX_PAGE_LIMIT),
+        )
+        .unwrap()
+        .items;
     assert_eq!(claimed.len() + done.len(), expected.len());
     assert!(claimed.iter().all(|r| r.claimed_at == Some(NOW)));
     // Each claim hands out its own token: no token covers more rows than one claim takes.

@@ -22,8 +22,9 @@ use proptest::test_runner::FileFailurePersistence;
 use runstore::{
     Checkpoint, CheckpointStore, ClaimFilter, ClaimScope, Durability, EffectRecord, EffectStatus,
     EffectStatusKind, EffectStore, Error, Event, EventJournal, EventKind, Millis, NewOutboxRow,
-    OutboxClaim, OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, Result, SqliteStore,
-    StoredEvent, WorkflowStatus, WorkflowSummary, DEFAULT_MAX_ATTEMPTS,
+    OutboxClaim, OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, PageRequest, Result,
+    SqliteStore, StoredEvent, WorkflowStatus, WorkflowSummary, DEFAULT_MAX_ATTEMPTS,
+    MAX_PAGE_LIMIT,
 };
 use serde_json::json;
 
@@ -1130,7 +1131,13 @@ impl Harness {
             Op::ReadHistory(workflow) => {
                 let id = workflow_id(*workflow);
                 let expected = self.model.history(&id);
-                same("read_history", self.store().read_history(&id), Ok(expected))
+                same(
+                    "read_history",
+                    self.store()
+                        .read_history(&id, &PageRequest::default())
+                        .map(|page| page.items),
+                    Ok(expected),
+                )
             }
             Op::ReadHead(workflow) => {
                 let id = workflow_id(*workflow);
@@ -1369,18 +1376,38 @@ impl Harness {
         for id in (0..WORKFLOWS).map(workflow_id) {
             same(
                 "read_history",
-                store.read_history(&id),
+                store
+                    .read_history(&id, &PageRequest::default())
+                    .map(|page| page.items),
                 Ok(model.history(&id)),
             )?;
             same("head", store.head(&id), Ok(model.head(&id)))?;
             same("summary", store.workflow_summary(&id), model.summary(&id))?;
         }
         let ids = model.journal.keys().cloned().collect();
-        same("list_workflow_ids", store.list_workflow_ids(), Ok(ids))?;
+        same(
+            "list_workflow_ids",
+            store
+                .list_workflow_ids(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(ids),
+        )?;
         let active = model.workflow_ids(|s| !s.is_terminal());
-        same("list_active", store.list_active(), Ok(active))?;
+        same(
+            "list_active",
+            store
+                .list_active(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(active),
+        )?;
         let paused = model.workflow_ids(|s| s == WorkflowStatus::Paused);
-        same("list_paused", store.list_paused(), Ok(paused))
+        same(
+            "list_paused",
+            store
+                .list_paused(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(paused),
+        )
     }
 
     fn compare_outbox(&self) -> Step {
@@ -1395,12 +1422,16 @@ impl Harness {
         let rows = model.outbox.values().cloned().collect();
         same(
             "list_outbox",
-            store.list_outbox(None, None, u32::MAX),
+            store
+                .list_outbox(None, &PageRequest::first(MAX_PAGE_LIMIT))
+                .map(|page| page.items),
             Ok(rows),
         )?;
         same(
             "list_unsettled_workflows",
-            store.list_unsettled_workflows(),
+            store
+                .list_unsettled_workflows(&PageRequest::default())
+                .map(|page| page.items),
             Ok(model.live_workflows()),
         )
     }
@@ -1417,7 +1448,9 @@ impl Harness {
         for run in (0..RUNS).map(run_id) {
             same(
                 "list_run_checkpoints",
-                store.list_run_checkpoints(&run),
+                store
+                    .list_run_checkpoints(&run, &PageRequest::default())
+                    .map(|page| page.items),
                 Ok(model.run_checkpoints(&run)),
             )?;
         }
@@ -1443,10 +1476,18 @@ impl Harness {
             }
         }
         let all = model.effects.values().cloned().collect();
-        same("list_effects", store.list_effects(None, u32::MAX), Ok(all))?;
+        same(
+            "list_effects",
+            store
+                .list_effects(None, &PageRequest::first(MAX_PAGE_LIMIT))
+                .map(|page| page.items),
+            Ok(all),
+        )?;
         same(
             "list_unresolved_effects",
-            store.list_unresolved_effects(),
+            store
+                .list_unresolved_effects(&PageRequest::default())
+                .map(|page| page.items),
             Ok(model.unresolved_effects()),
         )
     }

@@ -231,7 +231,14 @@ pub fn w3_history_reads(open: OpenStore, clock: Clock) -> Figure {
     w2_store(&store);
     let store_ms = timed(clock, || {
         for w in 0..W2_WORKFLOWS {
-            assert_eq!(store.read_history(&wf(w)).unwrap().len(), W2_EVENTS);
+            assert_eq!(
+                store
+                    .read_history(&wf(w), &PageRequest::default())
+                    .unwrap()
+                    .items
+                    .len(),
+                W2_EVENTS
+            );
         }
     });
     let conn = open("w3-raw").into_connection();

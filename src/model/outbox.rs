@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// The maximum attempts of a row inserted without [`NewOutboxRow::max_attempts`].
@@ -263,12 +263,18 @@ pub trait OutboxStore {
         limit: u32,
     ) -> Result<Vec<OutboxRow>>;
 
-    /// Up to `limit` rows claimed before `older_than`, oldest claim first (dispatch key breaks
+    /// A page of the rows claimed before `older_than`, oldest claim first (dispatch key breaks
     /// ties), unchanged.
-    fn list_stale_claims(&self, older_than: Millis, limit: u32) -> Result<Vec<OutboxRow>>;
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_stale_claims(&self, older_than: Millis, page: &PageRequest) -> Result<Page<OutboxRow>>;
 
-    /// Ids of workflows with at least one live row, in id order.
-    fn list_unsettled_workflows(&self) -> Result<Vec<String>>;
+    /// A page of the ids of workflows with at least one live row, in id order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_unsettled_workflows(&self, page: &PageRequest) -> Result<Page<String>>;
 
     /// In-flight and claimed counts for each of `namespaces`, in one query; namespaces without
     /// live rows get zeros. Rows without a namespace count for none.
@@ -284,13 +290,13 @@ pub trait OutboxStore {
     /// One row's state, `None` for an unknown key.
     fn outbox_row_state(&self, dispatch_key: &str) -> Result<Option<OutboxRowState>>;
 
-    /// Up to `limit` rows in `status` (any status when `None`) with a dispatch key after
-    /// `after_key` (from the start when `None`), in dispatch key order: pass the last key of
-    /// one page as `after_key` to read the next.
+    /// A page of the rows in `status` (any status when `None`), in dispatch key order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
     fn list_outbox(
         &self,
         status: Option<OutboxStatus>,
-        after_key: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<OutboxRow>>;
+        page: &PageRequest,
+    ) -> Result<Page<OutboxRow>>;
 }

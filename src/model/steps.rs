@@ -16,6 +16,7 @@ use super::journal::Event;
 use super::namespaces::{NamespaceOrigin, NamespaceRecord, RegisterOutcome};
 use super::outbox::{ClaimFilter, NewOutboxRow, OutboxClaim, OutboxRow, OutboxStatus};
 use super::packages::PackageRecord;
+use super::retention::PurgeCounts;
 use super::run_journal::RunEvent;
 use super::visibility::VisibilityRecord;
 use super::Millis;
@@ -125,6 +126,8 @@ pub enum Operation {
     DeleteArtifact { scope: String, artifact_id: String },
     /// [`crate::ArtifactStore::purge_expired_artifacts`].
     PurgeExpiredArtifacts { now: Millis },
+    /// [`crate::RetentionStore::purge_workflows`].
+    PurgeWorkflows { closed_before: Millis, limit: u32 },
     /// [`crate::NamespaceStore::register_namespace`].
     RegisterNamespace {
         name: String,
@@ -216,6 +219,10 @@ pub enum OperationOutcome {
     /// Whether an artifact was there to delete.
     DeleteArtifact {
         deleted: bool,
+    },
+    /// What the purge deleted, per table.
+    PurgeWorkflows {
+        counts: PurgeCounts,
     },
     /// How many expired artifacts were purged.
     PurgeExpiredArtifacts {

@@ -5,7 +5,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Params, Row};
+
+use super::paging::{self, Listing};
 
 use super::{
     check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES,
@@ -13,7 +16,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::outbox::*;
-use crate::model::Millis;
+use crate::model::{Millis, Page, PageRequest};
 
 /// The entity name in errors about one row.
 const ROW: &str = "outbox row";
@@ -528,27 +531,33 @@ impl OutboxStore for SqliteStore {
         Ok(rearmed)
     }
 
-    fn list_stale_claims(&self, older_than: Millis, limit: u32) -> Result<Vec<OutboxRow>> {
-        query_rows(
+    fn list_stale_claims(&self, older_than: Millis, page: &PageRequest) -> Result<Page<OutboxRow>> {
+        STALE_CLAIMS.read(
             self.conn(),
             &format!(
-                "SELECT {ROW_COLUMNS} FROM outbox
-                 WHERE status = 'claimed' AND claimed_at < ?1
-                 ORDER BY claimed_at, dispatch_key
-                 LIMIT ?2"
+                "SELECT {ROW_COLUMNS} FROM outbox WHERE status = 'claimed' AND claimed_at < ?"
             ),
-            params![older_than, i64::from(limit)],
+            vec![SqlValue::Integer(older_than)],
+            page,
+            row_from,
+            |row| {
+                vec![
+                    SqlValue::Integer(row.claimed_at.unwrap_or_default()),
+                    paging::text(&row.dispatch_key),
+                ]
+            },
         )
     }
 
-    fn list_unsettled_workflows(&self) -> Result<Vec<String>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT DISTINCT workflow_id FROM outbox
-             WHERE status IN ('pending', 'claimed')
-             ORDER BY workflow_id",
-        )?;
-        let ids = stmt.query_map([], |row| row.get(0))?;
-        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    fn list_unsettled_workflows(&self, page: &PageRequest) -> Result<Page<String>> {
+        UNSETTLED.read(
+            self.conn(),
+            "SELECT DISTINCT workflow_id FROM outbox WHERE status IN ('pending', 'claimed')",
+            Vec::new(),
+            page,
+            |row| Ok(row.get(0)?),
+            |id: &String| vec![paging::text(id)],
+        )
     }
 
     fn namespace_loads(&self, namespaces: &[String]) -> Result<BTreeMap<String, NamespaceLoad>> {
@@ -598,23 +607,36 @@ impl OutboxStore for SqliteStore {
     fn list_outbox(
         &self,
         status: Option<OutboxStatus>,
-        after_key: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<OutboxRow>> {
-        // Every stored key is non-empty, so "after the empty key" is "from the start".
-        query_rows(
+        page: &PageRequest,
+    ) -> Result<Page<OutboxRow>> {
+        ROWS.read(
             self.conn(),
-            &format!(
-                "SELECT {ROW_COLUMNS} FROM outbox
-                 WHERE (?1 IS NULL OR status = ?1) AND dispatch_key > ?2
-                 ORDER BY dispatch_key
-                 LIMIT ?3"
-            ),
-            params![
-                status.map(OutboxStatus::as_str),
-                after_key.unwrap_or(""),
-                i64::from(limit)
-            ],
+            &format!("SELECT {ROW_COLUMNS} FROM outbox WHERE (?1 IS NULL OR status = ?1)"),
+            vec![status.map_or(SqlValue::Null, |s| paging::text(s.as_str()))],
+            page,
+            row_from,
+            |row| vec![paging::text(&row.dispatch_key)],
         )
     }
 }
+
+/// Claimed rows, oldest claim first.
+const STALE_CLAIMS: Listing = Listing {
+    name: "staleClaims",
+    key: "claimed_at, dispatch_key",
+    key_len: 2,
+};
+
+/// Workflows with live rows.
+const UNSETTLED: Listing = Listing {
+    name: "unsettledWorkflows",
+    key: "workflow_id",
+    key_len: 1,
+};
+
+/// Rows by dispatch key.
+const ROWS: Listing = Listing {
+    name: "outbox",
+    key: "dispatch_key",
+    key_len: 1,
+};

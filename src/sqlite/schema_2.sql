@@ -31,6 +31,8 @@ INSERT INTO outbox_claim_counter (id, last_token) VALUES (1, 0);
 ALTER TABLE visibility ADD COLUMN head INTEGER CHECK (head IS NULL OR head >= 0);
 
 -- ----- retention and bounded reads (sqlite/retention.rs) -----
+-- Closed workflows by close time, the order purge_workflows deletes them in.
+CREATE INDEX workflows_closed ON workflows (closed_at, workflow_id) WHERE closed_at IS NOT NULL;
 
 
 -- ----- end of version 2 -----

@@ -217,6 +217,12 @@ impl SqliteStore {
             Operation::DeleteArtifact { scope, artifact_id } => Done::DeleteArtifact {
                 deleted: self.delete_artifact(scope, artifact_id)?,
             },
+            Operation::PurgeWorkflows {
+                closed_before,
+                limit,
+            } => Done::PurgeWorkflows {
+                counts: self.purge_workflows(*closed_before, *limit)?,
+            },
             Operation::PurgeExpiredArtifacts { now } => Done::PurgeExpiredArtifacts {
                 purged: self.purge_expired_artifacts(*now)?,
             },
@@ -268,6 +274,7 @@ impl StepStore for SqliteStore {
             None => None,
         };
         let tx = self.write_tx()?;
+        self.release_after_step.set(false);
         if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
             // Read under the write lock: no other connection can commit this id meanwhile.
             if let Some((recorded_fingerprint, record)) = recorded(&tx, request_id)? {
@@ -300,6 +307,9 @@ impl StepStore for SqliteStore {
             record(&tx, request_id, fingerprint, &outcomes)?;
         }
         tx.commit()?;
+        if self.release_after_step.replace(false) {
+            self.release_space();
+        }
         Ok(StepOutcome {
             outcomes,
             replayed: false,

@@ -173,7 +173,10 @@ fn insert_counts_new_rows_and_ignores_duplicate_keys(backend: &dyn Backend) {
     // The stored wf:1 wins over the rival; within one batch the first wf:3 wins.
     let batch = [rival, row("wf:3", "wf", 30), row("wf:3", "wf", 99)];
     assert_eq!(store.insert_outbox(&batch).unwrap(), 1);
-    let stored = store.list_outbox(None, None, 10).unwrap();
+    let stored = store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&stored), ["wf:1", "wf:2", "wf:3"]);
     assert_eq!(
         stored[0],
@@ -318,7 +321,11 @@ fn invalid_rows_are_refused_and_nothing_is_inserted(backend: &dyn Backend) {
             "{error:?} should name {expected}"
         );
     }
-    assert!(store.list_outbox(None, None, 10).unwrap().is_empty());
+    assert!(store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items
+        .is_empty());
     assert_eq!(store.outbox_row_state("good").unwrap(), None);
 }
 
@@ -598,8 +605,9 @@ fn complete_batch_is_all_or_nothing(backend: &dyn Backend) {
         .complete_outbox_batch(&batch(&["c", "d", "e"]))
         .unwrap();
     let done = store
-        .list_outbox(Some(OutboxStatus::Done), None, 10)
-        .unwrap();
+        .list_outbox(Some(OutboxStatus::Done), &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&done), ["a", "b", "c", "d", "e"]);
 }
 
@@ -663,8 +671,9 @@ fn fail_dead_letters_the_row(backend: &dyn Backend) {
         "{error:?}"
     );
     let dead = store
-        .list_outbox(Some(OutboxStatus::Failed), None, 10)
-        .unwrap();
+        .list_outbox(Some(OutboxStatus::Failed), &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&dead), ["a", "b"]);
     assert_eq!(claim(&store, Millis::MAX, 10), ["c"]);
 }
@@ -767,23 +776,53 @@ fn stale_claims_are_listed_without_change(backend: &dyn Backend) {
     assert_eq!(claim(&store, 20, 1), ["v"]);
     assert_eq!(claim(&store, 30, 1), ["w"]);
     complete(&store, "z");
-    let stale = store.list_stale_claims(25, 10).unwrap();
+    let stale = store
+        .list_stale_claims(25, &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&stale), ["y", "v"]);
     assert_eq!(stale[0].claimed_at, Some(10));
-    assert_eq!(keys(&store.list_stale_claims(31, 2).unwrap()), ["y", "v"]);
     assert_eq!(
-        keys(&store.list_stale_claims(31, 10).unwrap()),
+        keys(
+            &store
+                .list_stale_claims(31, &PageRequest::first(2))
+                .unwrap()
+                .items
+        ),
+        ["y", "v"]
+    );
+    assert_eq!(
+        keys(
+            &store
+                .list_stale_claims(31, &PageRequest::first(10))
+                .unwrap()
+                .items
+        ),
         ["y", "v", "w"]
     );
-    assert!(store.list_stale_claims(10, 10).unwrap().is_empty());
-    assert_eq!(store.list_stale_claims(25, 10).unwrap(), stale);
+    assert!(store
+        .list_stale_claims(10, &PageRequest::first(10))
+        .unwrap()
+        .items
+        .is_empty());
+    assert_eq!(
+        store
+            .list_stale_claims(25, &PageRequest::first(10))
+            .unwrap()
+            .items,
+        stale
+    );
     assert_eq!(status(&store, "y"), OutboxStatus::Claimed);
     assert_eq!(status(&store, "x"), OutboxStatus::Pending);
 }
 
 fn unsettled_workflows_are_those_with_live_rows(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    assert!(store.list_unsettled_workflows().unwrap().is_empty());
+    assert!(store
+        .list_unsettled_workflows(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     store
         .insert_outbox(&[
             row("b:1", "b", 0),
@@ -799,10 +838,22 @@ fn unsettled_workflows_are_those_with_live_rows(backend: &dyn Backend) {
     store.cancel_workflow_outbox("d").unwrap();
     fail(&store, "e:1");
     // a: claimed; b: pending; e: one failed and one pending not yet visible.
-    assert_eq!(store.list_unsettled_workflows().unwrap(), ["a", "b", "e"]);
+    assert_eq!(
+        store
+            .list_unsettled_workflows(&PageRequest::default())
+            .unwrap()
+            .items,
+        ["a", "b", "e"]
+    );
     complete(&store, "a:1");
     store.cancel_workflow_outbox("e").unwrap();
-    assert_eq!(store.list_unsettled_workflows().unwrap(), ["b"]);
+    assert_eq!(
+        store
+            .list_unsettled_workflows(&PageRequest::default())
+            .unwrap()
+            .items,
+        ["b"]
+    );
 }
 
 fn namespace_loads_count_several_namespaces_in_one_call(backend: &dyn Backend) {
@@ -889,24 +940,31 @@ fn list_outbox_filters_by_status_and_pages_by_key(backend: &dyn Backend) {
     store.insert_outbox(&rows).unwrap();
     assert_eq!(claim(&store, 10, 2), ["k1", "k2"]);
     complete(&store, "k1");
-    let list = |status: Option<OutboxStatus>, after: Option<&str>, limit: u32| {
-        let rows = store.list_outbox(status, after, limit).unwrap();
-        rows.into_iter().map(|r| r.dispatch_key).collect::<Vec<_>>()
+    let list = |status: Option<OutboxStatus>, page: PageRequest| {
+        let page = store.list_outbox(status, &page).unwrap();
+        let keys = page.items.into_iter().map(|r| r.dispatch_key);
+        (keys.collect::<Vec<_>>(), page.next_cursor)
     };
-    assert_eq!(list(None, None, 10), ["k1", "k2", "k3", "k4", "k5"]);
-    assert_eq!(
-        list(Some(OutboxStatus::Pending), None, 10),
-        ["k3", "k4", "k5"]
+    let keys = |status: Option<OutboxStatus>| list(status, PageRequest::first(10)).0;
+    assert_eq!(keys(None), ["k1", "k2", "k3", "k4", "k5"]);
+    assert_eq!(keys(Some(OutboxStatus::Pending)), ["k3", "k4", "k5"]);
+    assert_eq!(keys(Some(OutboxStatus::Claimed)), ["k2"]);
+    assert_eq!(keys(Some(OutboxStatus::Done)), ["k1"]);
+    assert!(keys(Some(OutboxStatus::Cancelled)).is_empty());
+    let (first, cursor) = list(None, PageRequest::first(2));
+    assert_eq!(first, ["k1", "k2"]);
+    let (second, cursor) = list(None, PageRequest::after(2, cursor.unwrap()));
+    assert_eq!(second, ["k3", "k4"]);
+    let (third, cursor) = list(None, PageRequest::after(2, cursor.unwrap()));
+    assert_eq!((third, cursor), (vec!["k5".to_owned()], None));
+    let (pending, cursor) = list(Some(OutboxStatus::Pending), PageRequest::first(1));
+    assert_eq!(pending, ["k3"]);
+    let next = PageRequest::after(1, cursor.unwrap());
+    assert_eq!(list(Some(OutboxStatus::Pending), next).0, ["k4"]);
+    expect_code(
+        store.list_outbox(None, &PageRequest::first(0)),
+        "INVALID_INPUT",
     );
-    assert_eq!(list(Some(OutboxStatus::Claimed), None, 10), ["k2"]);
-    assert_eq!(list(Some(OutboxStatus::Done), None, 10), ["k1"]);
-    assert!(list(Some(OutboxStatus::Cancelled), None, 10).is_empty());
-    assert_eq!(list(None, None, 2), ["k1", "k2"]);
-    assert_eq!(list(None, Some("k2"), 2), ["k3", "k4"]);
-    assert_eq!(list(None, Some("k4"), 2), ["k5"]);
-    assert!(list(None, Some("k5"), 2).is_empty());
-    assert_eq!(list(Some(OutboxStatus::Pending), Some("k3"), 1), ["k4"]);
-    assert!(list(None, None, 0).is_empty());
 }
 
 fn outbox_survives_reopen(backend: &dyn Backend) {
@@ -923,11 +981,34 @@ fn outbox_survives_reopen(backend: &dyn Backend) {
         ])
         .unwrap();
     assert_eq!(claim(&store, 10, 1), ["a"]);
-    let before = store.list_outbox(None, None, 10).unwrap();
+    let before = store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items;
     after_reopen(location.as_ref(), store, |store| {
-        assert_eq!(store.list_outbox(None, None, 10).unwrap(), before);
-        assert_eq!(keys(&store.list_stale_claims(11, 10).unwrap()), ["a"]);
-        assert_eq!(store.list_unsettled_workflows().unwrap(), ["later", "wf"]);
+        assert_eq!(
+            store
+                .list_outbox(None, &PageRequest::first(10))
+                .unwrap()
+                .items,
+            before
+        );
+        assert_eq!(
+            keys(
+                &store
+                    .list_stale_claims(11, &PageRequest::first(10))
+                    .unwrap()
+                    .items
+            ),
+            ["a"]
+        );
+        assert_eq!(
+            store
+                .list_unsettled_workflows(&PageRequest::default())
+                .unwrap()
+                .items,
+            ["later", "wf"]
+        );
         assert_eq!(
             store.namespace_loads(&["ns".into()]).unwrap()["ns"],
             NamespaceLoad {
@@ -1005,7 +1086,10 @@ fn a_stale_claim_token_settles_nothing(backend: &dyn Backend) {
     store.complete_outbox("a", 3).unwrap();
     assert_eq!(status(&store, "a"), OutboxStatus::Done);
     // The rows listed carry their tokens.
-    let listed = store.list_outbox(None, None, 10).unwrap();
+    let listed = store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert!(listed.iter().all(|r| r.claim_token == 3), "{listed:?}");
 }
 
@@ -1067,8 +1151,9 @@ fn rearm_counts_attempts_and_dead_letters_at_the_maximum(backend: &dyn Backend) 
     assert_eq!(
         keys(
             &store
-                .list_outbox(Some(OutboxStatus::Failed), None, 10)
+                .list_outbox(Some(OutboxStatus::Failed), &PageRequest::first(10))
                 .unwrap()
+                .items
         ),
         ["p"]
     );
@@ -1088,7 +1173,11 @@ fn rearm_counts_attempts_and_dead_letters_at_the_maximum(backend: &dyn Backend) 
         (last[0].status, last[0].attempt),
         (OutboxStatus::Failed, DEFAULT_MAX_ATTEMPTS)
     );
-    assert!(store.list_unsettled_workflows().unwrap().is_empty());
+    assert!(store
+        .list_unsettled_workflows(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     assert!(claim(&store, Millis::MAX, 10).is_empty());
 }
 

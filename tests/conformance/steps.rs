@@ -4,7 +4,7 @@
 use runstore::*;
 use serde_json::json;
 
-use super::journal::{custom, started};
+use super::journal::{custom, event, started};
 use super::{after_reopen, expect_code, Backend, Case};
 
 pub const CASES: &[Case] = cases![
@@ -19,6 +19,7 @@ pub const CASES: &[Case] = cases![
     steps_and_their_request_ids_survive_reopen,
     a_step_crosses_as_tagged_operations,
     claims_namespaces_packages_and_purges_are_operations_too,
+    a_purge_in_a_step_is_undone_with_the_step,
 ];
 
 fn row(key: &str, workflow_id: &str) -> NewOutboxRow {
@@ -127,7 +128,11 @@ fn assert_nothing_of_first_step(store: &SqliteStore) {
     assert_eq!(store.head("wf").unwrap(), 0);
     assert_eq!(store.outbox_row_state("wf/charge").unwrap(), None);
     assert_eq!(store.outbox_row_state("wf/email").unwrap(), None);
-    assert!(store.list_timers().unwrap().is_empty());
+    assert!(store
+        .list_timers(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     expect_code(store.load_checkpoint("wf-cp"), "NOT_FOUND");
     assert_eq!(store.load_effect("charge-1").unwrap(), None);
     assert_eq!(store.get_visibility("wf").unwrap(), None);
@@ -151,7 +156,14 @@ fn a_step_across_areas_commits_every_operation_and_reports_each_outcome(backend:
     );
     assert_eq!(store.head("wf").unwrap(), 2);
     assert!(store.outbox_row_state("wf/email").unwrap().is_some());
-    assert_eq!(store.list_timers().unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_timers(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert_eq!(store.load_checkpoint("wf-cp").unwrap(), checkpoint(0));
     assert_eq!(store.load_effect("charge-1").unwrap(), Some(effect()));
     assert_eq!(store.get_visibility("wf").unwrap(), Some(visibility()));
@@ -220,7 +232,14 @@ fn a_step_across_areas_commits_every_operation_and_reports_each_outcome(backend:
         store.outbox_row_state("wf/charge").unwrap().unwrap().status,
         OutboxStatus::Done
     );
-    assert_eq!(store.read_run_events("r1").unwrap().len(), 1);
+    assert_eq!(
+        store
+            .read_run_events("r1", &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert_eq!(store.load_conversation("c1").unwrap().unwrap().revision, 0);
     assert_eq!(
         store
@@ -366,7 +385,11 @@ fn empty_oversized_and_badly_named_steps_are_refused(backend: &dyn Backend) {
         })
     });
     expect_code(store.commit(&many), "INVALID_INPUT");
-    assert!(store.list_timers().unwrap().is_empty());
+    assert!(store
+        .list_timers(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     for bad in [String::new(), "r".repeat(MAX_ID_BYTES + 1)] {
         let step = Step::new()
             .request_id(bad.clone())
@@ -524,4 +547,33 @@ fn claims_namespaces_packages_and_purges_are_operations_too(backend: &dyn Backen
         store.get_package("order", &package.content_hash).unwrap(),
         None
     );
+}
+
+fn a_purge_in_a_step_is_undone_with_the_step(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let done = event(EventKind::Completed, 2);
+    store
+        .append("old", &[started("order", "r1", 1), done], 0)
+        .unwrap();
+    let purge = Operation::PurgeWorkflows {
+        closed_before: 100,
+        limit: 10,
+    };
+    // The append after the purge conflicts: the purge is rolled back with it.
+    let failing = Step::new()
+        .with(purge.clone())
+        .with(append("new", vec![custom("x", 3)], 5));
+    expect_code(store.commit(&failing), "SEQUENCE_CONFLICT");
+    assert_eq!(store.head("old").unwrap(), 2);
+
+    let step = Step::new()
+        .with(purge)
+        .with(append("new", vec![custom("x", 3)], 0));
+    let outcome = store.commit(&step).unwrap();
+    let OperationOutcome::PurgeWorkflows { counts } = &outcome.outcomes[0] else {
+        panic!("unexpected outcome {:?}", outcome.outcomes[0]);
+    };
+    assert_eq!((counts.workflows, counts.events), (1, 2));
+    assert_eq!(store.head("old").unwrap(), 0);
+    assert_eq!(store.head("new").unwrap(), 1);
 }

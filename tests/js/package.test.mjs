@@ -84,14 +84,14 @@ test('every area works on OPFS and reads back after a reload', async () => {
     const { RunStore } = window.runstore;
     const store = await RunStore.open('reload-test', { persistence: 'opfs' });
     const result = {
-      history: await store.readHistory('wf-1'),
+      history: (await store.readHistory('wf-1')).items,
       summary: await store.workflowSummary('wf-1'),
       checkpoint: await store.loadCheckpoint('cp'),
       effect: await store.findEffect('email', 'welcome:1'),
-      done: (await store.listOutbox('done', null, 10)).map((r) => r.dispatchKey),
-      pending: (await store.listOutbox('pending', null, 10)).map((r) => [r.dispatchKey, [...r.input]]),
+      done: (await store.listOutbox('done', { limit: 10 })).items.map((r) => r.dispatchKey),
+      pending: (await store.listOutbox('pending', { limit: 10 })).items.map((r) => [r.dispatchKey, [...r.input]]),
       artifact: await store.getArtifact('r1', artifactId),
-      timers: await store.listTimers(),
+      timers: (await store.listTimers()).items,
     };
     result.artifactText = new TextDecoder().decode(result.artifact.bytes);
     await store.close();
@@ -311,11 +311,11 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     out.after = {
       head: await store.head('wf'),
       absent: [await store.findEffect('email', 'nothing'), await store.outboxRowState('nope')],
-      history: (await store.readHistory('wf')).length,
-      outbox: (await store.listOutbox(null, null, 100)).map((r) => [r.dispatchKey, r.status]),
-      claimed: (await store.listOutbox('claimed', null, 100)).length,
+      history: (await store.readHistory('wf')).items.length,
+      outbox: (await store.listOutbox(null, { limit: 100 })).items.map((r) => [r.dispatchKey, r.status]),
+      claimed: (await store.listOutbox('claimed', { limit: 100 })).items.length,
       checkpoint: await store.loadCheckpoint('c').then(() => 'exists', (e) => e.code),
-      ids: await store.listWorkflowIds(),
+      ids: (await store.listWorkflowIds()).items,
     };
     await store.close();
     return out;
@@ -369,7 +369,7 @@ test('a second tab gets BUSY at once, and the store after the first closes', asy
     const store = await window.runstore.RunStore.open('busy-test', { persistence: 'opfs' });
     const history = await store.readHistory('wf');
     await store.close();
-    return history.map((e) => e.name);
+    return history.items.map((e) => e.name);
   });
   assert.deepEqual(seen, ['mine']);
   await first.close();
@@ -428,7 +428,7 @@ test('a tab closed mid-write keeps every acknowledged append, with no gap', asyn
   await openRetrying(next, 'crash-test');
   const { acked, seqs } = await next.evaluate(async () => {
     const acked = Number(localStorage.getItem('acked'));
-    const seqs = (await window.store.readHistory('wf')).map((e) => e.seq);
+    const seqs = (await window.store.readHistory('wf')).items.map((e) => e.seq);
     await window.store.close();
     return { acked, seqs };
   });

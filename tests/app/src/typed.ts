@@ -13,6 +13,12 @@ import {
   type EffectRecord,
   type StepOutcome,
   type RequestRecord,
+  type Page,
+  type PackageMeta,
+  type PurgeCounts,
+  type StorageEstimate,
+  storageEstimate,
+  requestPersistence,
 } from 'runstore';
 
 export async function typedUsage(): Promise<number> {
@@ -25,7 +31,9 @@ export async function typedUsage(): Promise<number> {
     data: { order: 42, lines: [1, 2] },
   };
   const head: number = await store.append('order-42', [started], 0);
-  const history: StoredEvent[] = await store.readHistory('order-42');
+  const page: Page<StoredEvent> = await store.readHistory('order-42', { limit: 100 });
+  const next: Page<StoredEvent> = await store.readHistory('order-42', { cursor: page.nextCursor });
+  const history: StoredEvent[] = [...page.items, ...next.items];
   const first = history[0];
   if (first.type === 'started') {
     const type: string = first.workflowType;
@@ -81,8 +89,17 @@ export async function typedUsage(): Promise<number> {
   }
   const recorded: RequestRecord | null = await store.requestOutcome('order-42/step-2');
   void recorded;
+  const packages: PackageMeta[] = (await store.listPackages()).items;
+  const size: number | undefined = packages[0]?.sizeBytes;
+  void size;
+  const purged: PurgeCounts = await store.purgeWorkflows(Date.now() - 86_400_000, 100);
+  const more: boolean = purged.more;
+  void more;
+  const estimate: StorageEstimate = await storageEstimate();
+  const persisted: boolean = await requestPersistence();
+  void persisted;
   await store.close();
-  return head + summary.head;
+  return head + summary.head + estimate.usage;
 }
 
 // @ts-expect-error: a settlement names the claim's token.
