@@ -26,16 +26,18 @@ const ROW_COLUMNS: &str = "dispatch_key, workflow_id, ordinal, activity_type, in
      attempt, visible_after, claimed_at, run_id, namespace, task_queue, node, claim_token, \
      max_attempts, dead_reason";
 
-/// The columns [`OutboxRowState`] is read from, in [`state_from`]'s order.
-const STATE_COLUMNS: &str =
-    "status, attempt, visible_after, claimed_at, claim_token, max_attempts, dead_reason";
+/// One row's state, in [`state_from`]'s order.
+const SELECT_STATE: &str = "SELECT status, attempt, visible_after, claimed_at, claim_token, \
+     max_attempts, dead_reason FROM outbox WHERE dispatch_key = ?1";
 
 /// The transitions of one live row held by the claim `?2`; `?1` is the dispatch key. A row
-/// whose token is another's is left alone: that is the fence.
+/// whose token is another's is left alone: that is the fence. Each returns the new status.
 const COMPLETE: &str = "UPDATE outbox SET status = 'done'
-     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')";
+     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')
+     RETURNING status";
 const FAIL: &str = "UPDATE outbox SET status = 'failed', dead_reason = ?3
-     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')";
+     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')
+     RETURNING status";
 /// A retry to attempt `?3` behind the fence `?4`, or a dead letter when `?3` reaches the
 /// row's maximum; a dead letter keeps its fence and the time of its last claim, as every
 /// settled row does.
@@ -200,7 +202,7 @@ fn row_from(row: &Row<'_>) -> Result<OutboxRow> {
     })
 }
 
-/// Reads a state selected as [`STATE_COLUMNS`].
+/// Reads a state selected by [`SELECT_STATE`].
 fn state_from(row: &Row<'_>) -> Result<OutboxRowState> {
     Ok(OutboxRowState {
         status: status_from(row.get_ref(0)?.as_str()?)?,
@@ -300,9 +302,7 @@ impl SqliteStore {
         conn: &rusqlite::Connection,
         dispatch_key: &str,
     ) -> Result<Option<OutboxRowState>> {
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {STATE_COLUMNS} FROM outbox WHERE dispatch_key = ?1"
-        ))?;
+        let mut stmt = conn.prepare_cached(SELECT_STATE)?;
         let mut rows = stmt.query([dispatch_key])?;
         rows.next()?.map(state_from).transpose()
     }
@@ -323,30 +323,32 @@ impl SqliteStore {
     }
 
     /// Applies `update`, a transition of one live row with the key as `?1` and the claim
-    /// token as `?2`, in one transaction; returns the `RETURNING` column when it has one.
+    /// token as `?2` that returns the new status, in one transaction.
     fn transition(
         &self,
         dispatch_key: &str,
         claim_token: u64,
         update: &str,
         params: impl Params,
-    ) -> Result<Option<String>> {
+    ) -> Result<OutboxStatus> {
         check_id("dispatchKey", dispatch_key)?;
         let tx = self.write_tx()?;
-        let mut stmt = tx.prepare_cached(update)?;
-        let returned = if stmt.column_count() == 0 {
-            (stmt.execute(params)? == 1).then_some(None)
-        } else {
-            stmt.query_row(params, |row| row.get(0))
-                .optional()?
-                .map(Some)
-        };
-        drop(stmt);
-        let Some(returned) = returned else {
+        let Some(status) = Self::settle_in(&tx, update, params)? else {
             return Err(Self::refusal_in(&tx, dispatch_key, claim_token)?);
         };
         tx.commit()?;
-        Ok(returned)
+        status_from(&status)
+    }
+
+    /// Runs a transition inside a caller's transaction: the new status, `None` when the row
+    /// was left alone (unknown, settled, or held under another token).
+    fn settle_in(
+        tx: &Transaction<'_>,
+        update: &str,
+        params: impl Params,
+    ) -> Result<Option<String>> {
+        let mut stmt = tx.prepare_cached(update)?;
+        Ok(stmt.query_row(params, |row| row.get(0)).optional()?)
     }
 
     /// The token the next claim hands out, read inside the claim's transaction.
@@ -427,7 +429,7 @@ impl OutboxStore for SqliteStore {
             COMPLETE,
             params![dispatch_key, token],
         )
-        .map(|_| ())
+        .map(drop)
     }
 
     fn complete_outbox_batch(&self, claims: &[OutboxClaim]) -> Result<()> {
@@ -436,18 +438,14 @@ impl OutboxStore for SqliteStore {
             return Ok(());
         }
         let tx = self.write_tx()?;
-        {
-            let mut complete = tx.prepare_cached(COMPLETE)?;
-            for (index, claim) in claims.iter().enumerate() {
-                let token = to_sql_int(&format!("claims[{index}].claimToken"), claim.claim_token)?;
-                if complete.execute(params![claim.dispatch_key, token])? != 1 {
-                    // Unchanged by the update, so its state still says why.
-                    return Err(Self::refusal_in(
-                        &tx,
-                        &claim.dispatch_key,
-                        claim.claim_token,
-                    )?);
-                }
+        for (index, claim) in claims.iter().enumerate() {
+            let token = to_sql_int(&format!("claims[{index}].claimToken"), claim.claim_token)?;
+            let params = params![claim.dispatch_key, token];
+            if Self::settle_in(&tx, COMPLETE, params)?.is_none() {
+                // Unchanged by the update, so its state still says why; dropping the
+                // transaction undoes the completions before it.
+                let refusal = Self::refusal_in(&tx, &claim.dispatch_key, claim.claim_token)?;
+                return Err(refusal);
             }
         }
         tx.commit()?;
@@ -462,13 +460,12 @@ impl OutboxStore for SqliteStore {
         visible_after: Millis,
     ) -> Result<OutboxStatus> {
         let token = to_sql_int("claimToken", claim_token)?;
-        let status = self.transition(
+        self.transition(
             dispatch_key,
             claim_token,
             RETRY,
             params![dispatch_key, token, next_attempt, visible_after],
-        )?;
-        status_from(status.as_deref().unwrap_or_default())
+        )
     }
 
     fn fail_outbox(&self, dispatch_key: &str, claim_token: u64, reason: &str) -> Result<()> {
@@ -480,7 +477,7 @@ impl OutboxStore for SqliteStore {
             FAIL,
             params![dispatch_key, token, reason],
         )
-        .map(|_| ())
+        .map(drop)
     }
 
     fn cancel_workflow_outbox(&self, workflow_id: &str) -> Result<Vec<String>> {
