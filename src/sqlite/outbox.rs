@@ -343,7 +343,7 @@ impl SqliteStore {
     /// Runs a transition inside a caller's transaction: the new status, `None` when the row
     /// was left alone (unknown, settled, or held under another token).
     fn settle_in(
-        tx: &Transaction<'_>,
+        tx: &Connection,
         update: &str,
         params: impl Params,
     ) -> Result<Option<String>> {
