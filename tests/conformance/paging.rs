@@ -316,6 +316,11 @@ fn page_sizes_outside_the_range_are_invalid_input(backend: &dyn Backend) {
         expect_code(store.list_artifacts("s", &page), "INVALID_INPUT");
         expect_code(store.list_effects(None, &page), "INVALID_INPUT");
     }
+    let filter = VisibilityFilter::default();
+    for size in [0, MAX_PAGE_LIMIT + 1] {
+        let error = expect_code(store.list_visibility(&filter, size, None), "INVALID_INPUT");
+        assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "pageSize"));
+    }
     let page = store
         .list_workflow_ids(&PageRequest::first(MAX_PAGE_LIMIT))
         .unwrap();
