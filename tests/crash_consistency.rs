@@ -2,7 +2,7 @@
 //!
 //! The test binary runs itself as a writer (the same test, with the database path in the
 //! environment): it opens the store with full durability, resumes from the steps already
-//! committed, and commits multi-area steps in a loop, printing `ack <k>` after each `commit`
+//! committed, and commits multi-area steps in a loop, printing an ack line after each `commit`
 //! returns. The test kills it with SIGKILL after a random number of acks plus a random short
 //! delay (deterministic per seed), then checks the database: every acknowledged step is there
 //! in full, no part of any later step is, at most one step committed without its ack, and
