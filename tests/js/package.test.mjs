@@ -194,7 +194,7 @@ test('a step commits across areas in one message, exactly once under its request
     }
     let unknown;
     try { await store.commit({ operations: [{ op: 'dropTable' }] }); } catch (error) { unknown = error.code; }
-    const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).length };
+    const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).items.length };
     await store.close();
     return { first, again, recorded, failure, unknown, after };
   });
@@ -235,7 +235,7 @@ test('a stale claim token and a misfit lifecycle event are CONFLICTs with their 
       const row = await store.outboxRowState('k');
       await store.append('wf', [{ type: 'started', workflowType: 't', runId: 'r', recordedAt: 1 }, { type: 'completed', recordedAt: 2 }], 0);
       const lifecycle = await caught(() => store.append('wf', [{ type: 'resumed', recordedAt: 3 }], 2));
-      return { tokens: [first.claimToken, second.claimToken], stale, retried, row, lifecycle, active: await store.listActive() };
+      return { tokens: [first.claimToken, second.claimToken], stale, retried, row, lifecycle, active: (await store.listActive()).items };
     } finally {
       await store.close();
     }
