@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions } from './types.js';
+import type { OpenOptions, StorageEstimate } from './types.js';
 
 export * from './types.js';
 
@@ -31,13 +31,19 @@ export declare class RunStoreError extends Error {
   readonly code: ErrorCodeName;
   /** SEQUENCE_CONFLICT: the workflow. */
   readonly workflowId?: string;
-  /** SEQUENCE_CONFLICT: the head the caller expected; CONFLICT: the revision it expected (null: none). */
+  /**
+   * SEQUENCE_CONFLICT: the head the caller expected; CONFLICT: the revision (claim token,
+   * visibility head) it expected (null: none).
+   */
   readonly expected?: number | null;
   /** SEQUENCE_CONFLICT: the stored head; CONFLICT: the stored revision (null: absent). */
   readonly actual?: number | null;
   /** CONFLICT, IDEMPOTENCY_CONFLICT, NOT_FOUND: what kind of record, and which. */
   readonly entity?: string;
   readonly id?: string;
+  /** CONFLICT on a workflow's lifecycle: the refused event and the run's status. */
+  readonly event?: string;
+  readonly status?: string;
   /** IDEMPOTENCY_CONFLICT: the key and the record that holds it. */
   readonly key?: string;
   readonly owner?: string;
@@ -138,3 +144,16 @@ export declare class RunStore {
   /** Closes this client; a leader hands the store to the next tab. Pending calls reject. */
   close(): Promise<void>;
 }
+
+/**
+ * The origin's storage use and quota in bytes (every store's files included), from
+ * `navigator.storage.estimate()`. OPFS_UNAVAILABLE where the context has none.
+ */
+export declare function storageEstimate(): Promise<StorageEstimate>;
+
+/**
+ * Asks the browser to keep the origin's storage instead of evicting it under pressure
+ * (`navigator.storage.persist()`); resolves to whether it will. Only on a page: in a worker it
+ * rejects with OPFS_UNAVAILABLE.
+ */
+export declare function requestPersistence(): Promise<boolean>;

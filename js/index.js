@@ -6,11 +6,12 @@
 // that worker over BroadcastChannels (see tabs.js). Writes travel under a request id, so a
 // request re-sent to the next leader after a hand-off is applied at most once.
 import { RunStoreError, toRunStoreError } from './errors.js';
-import { METHODS, OTHER_WRITES, WRITE_OPERATIONS } from './methods.js';
+import { METHODS, WRITE_OPERATIONS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
+export { storageEstimate, requestPersistence } from './storage.js';
 
 const send = Symbol('send');
 const token = Symbol('RunStore.open');
@@ -133,7 +134,7 @@ export class RunStore {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     const requestId = requestIdOf(method, args);
     if (requestId && method === 'commit') args = [{ ...args[0], requestId }];
-    if (this.#tabs) return this.#tabs.call(method, args, requestId, !requestId && method in OTHER_WRITES);
+    if (this.#tabs) return this.#tabs.call(method, args, requestId);
     return this.#post(method, args, requestId);
   }
 

@@ -69,17 +69,20 @@ export const METHODS = Object.freeze([
   'saveConversation',
   'commit',
   'requestOutcome',
+  'purgeWorkflows',
+  'storageStats',
+  'vacuum',
 ]);
 
-// Writes that have an operation (src/model/steps.rs): the client sends each as a one-operation
-// step under a request id it generates, so that a re-send after a tab hand-off is applied at
-// most once. `operation` maps the method's positional arguments to the operation; `result`
-// maps the operation's outcome back to what the method returns.
+// Every write, as the operation it travels as (src/model/steps.rs): the client sends each as a
+// one-operation step under a request id it generates, so that a re-send after a tab hand-off
+// is applied at most once. `operation` maps the method's positional arguments to the
+// operation; `result` maps the operation's outcome back to what the method returns.
 const none = () => undefined;
 export const WRITE_OPERATIONS = Object.freeze({
   append: {
-    operation: (workflowId, events, expectedSeq) => ({ op: 'append', workflowId, events, expectedSeq }),
     // (no `outbox` key: an absent optional field, not an undefined one)
+    operation: (workflowId, events, expectedSeq) => ({ op: 'append', workflowId, events, expectedSeq }),
     result: (o) => o.head,
   },
   appendWithOutbox: {
@@ -87,15 +90,27 @@ export const WRITE_OPERATIONS = Object.freeze({
     result: (o) => o.head,
   },
   insertOutbox: { operation: (rows) => ({ op: 'insertOutbox', rows }), result: (o) => o.inserted },
-  completeOutbox: { operation: (dispatchKey) => ({ op: 'completeOutbox', dispatchKey }), result: none },
-  retryOutbox: {
-    operation: (dispatchKey, nextAttempt, visibleAfter) => ({ op: 'retryOutbox', dispatchKey, nextAttempt, visibleAfter }),
+  claimOutbox: { operation: (now, limit, filter) => ({ op: 'claimOutbox', now, limit, filter }), result: (o) => o.rows },
+  completeOutbox: {
+    operation: (dispatchKey, claimToken) => ({ op: 'completeOutbox', dispatchKey, claimToken }),
     result: none,
   },
-  failOutbox: { operation: (dispatchKey) => ({ op: 'failOutbox', dispatchKey }), result: none },
+  completeOutboxBatch: { operation: (claims) => ({ op: 'completeOutboxBatch', claims }), result: none },
+  retryOutbox: {
+    operation: (dispatchKey, claimToken, nextAttempt, visibleAfter) => ({ op: 'retryOutbox', dispatchKey, claimToken, nextAttempt, visibleAfter }),
+    result: (o) => o.status,
+  },
+  failOutbox: {
+    operation: (dispatchKey, claimToken, reason) => ({ op: 'failOutbox', dispatchKey, claimToken, reason }),
+    result: none,
+  },
   cancelWorkflowOutbox: {
     operation: (workflowId) => ({ op: 'cancelWorkflowOutbox', workflowId }),
     result: (o) => o.cancelled,
+  },
+  rearmStaleClaims: {
+    operation: (olderThan, visibleAfter, limit) => ({ op: 'rearmStaleClaims', olderThan, visibleAfter, limit }),
+    result: (o) => o.rows,
   },
   scheduleTimer: {
     operation: (workflowId, timerId, fireAt) => ({ op: 'scheduleTimer', workflowId, timerId, fireAt }),
@@ -118,24 +133,34 @@ export const WRITE_OPERATIONS = Object.freeze({
   },
   putArtifact: { operation: (artifact, now) => ({ op: 'putArtifact', artifact, now }), result: (o) => o.artifact },
   deleteArtifact: { operation: (scope, artifactId) => ({ op: 'deleteArtifact', scope, artifactId }), result: (o) => o.deleted },
-});
-
-// Writes without an operation yet, with the areas they change. They are sent without a request
-// id: one that was in flight when its leader went away settles with UNAVAILABLE instead of
-// being sent again.
-export const OTHER_WRITES = Object.freeze({
-  claimOutbox: ['outbox'],
-  completeOutboxBatch: ['outbox'],
-  rearmStaleClaims: ['outbox'],
-  registerNamespace: ['namespaces'],
-  putNamespace: ['namespaces'],
-  setNamespacePlacement: ['namespaces'],
-  deprecateNamespace: ['namespaces'],
-  putPackage: ['packages'],
-  putPackageForTypes: ['packages'],
-  deletePackage: ['packages'],
-  setPackageRoute: ['packages'],
-  purgeExpiredArtifacts: ['artifacts'],
+  purgeExpiredArtifacts: { operation: (now) => ({ op: 'purgeExpiredArtifacts', now }), result: (o) => o.purged },
+  purgeWorkflows: {
+    operation: (closedBefore, limit) => ({ op: 'purgeWorkflows', closedBefore, limit }),
+    result: (o) => o.counts,
+  },
+  registerNamespace: {
+    operation: (name, origin, now) => ({ op: 'registerNamespace', name, origin, now }),
+    result: (o) => o.outcome,
+  },
+  putNamespace: { operation: (record) => ({ op: 'putNamespace', record }), result: (o) => o.outcome },
+  setNamespacePlacement: {
+    operation: (name, placement) => ({ op: 'setNamespacePlacement', name, placement }),
+    result: none,
+  },
+  deprecateNamespace: { operation: (name) => ({ op: 'deprecateNamespace', name }), result: (o) => o.deprecated },
+  putPackage: { operation: (record) => ({ op: 'putPackage', record }), result: none },
+  putPackageForTypes: {
+    operation: (record, memberTypes) => ({ op: 'putPackage', record, memberTypes }),
+    result: none,
+  },
+  deletePackage: {
+    operation: (workflowType, contentHash) => ({ op: 'deletePackage', workflowType, contentHash }),
+    result: (o) => o.droppedRoutes,
+  },
+  setPackageRoute: {
+    operation: (workflowType, contentHash) => ({ op: 'setPackageRoute', workflowType, contentHash }),
+    result: none,
+  },
 });
 
 /** Every area a change notice can name. */
@@ -163,9 +188,12 @@ const OPERATION_CHANGES = {
     c.area('outbox');
     for (const row of op.rows) c.workflow(row.workflowId);
   },
+  claimOutbox: (op, o, c) => outboxRows(o.rows, c),
   completeOutbox: (op, o, c) => c.area('outbox'),
+  completeOutboxBatch: (op, o, c) => c.area('outbox'),
   retryOutbox: (op, o, c) => c.area('outbox'),
   failOutbox: (op, o, c) => c.area('outbox'),
+  rearmStaleClaims: (op, o, c) => outboxRows(o.rows, c),
   cancelWorkflowOutbox: (op, o, c) => c.area('outbox').workflow(op.workflowId),
   scheduleTimer: (op, o, c) => c.area('timers').workflow(op.workflowId),
   cancelTimer: (op, o, c) => c.area('timers').workflow(op.workflowId),
@@ -176,7 +204,21 @@ const OPERATION_CHANGES = {
   saveConversation: (op, o, c) => c.area('conversations').revision('conversation', op.state.conversationId, o.revision),
   putArtifact: (op, o, c) => c.area('artifacts'),
   deleteArtifact: (op, o, c) => c.area('artifacts'),
+  purgeExpiredArtifacts: (op, o, c) => c.area('artifacts'),
+  purgeWorkflows: (op, o, c) => ['journal', 'outbox', 'timers', 'visibility'].forEach((a) => c.area(a)),
+  registerNamespace: (op, o, c) => c.area('namespaces'),
+  putNamespace: (op, o, c) => c.area('namespaces'),
+  setNamespacePlacement: (op, o, c) => c.area('namespaces'),
+  deprecateNamespace: (op, o, c) => c.area('namespaces'),
+  putPackage: (op, o, c) => c.area('packages'),
+  deletePackage: (op, o, c) => c.area('packages'),
+  setPackageRoute: (op, o, c) => c.area('packages'),
 };
+
+function outboxRows(rows, c) {
+  c.area('outbox');
+  for (const row of rows) c.workflow(row.workflowId);
+}
 
 /** Collects one commit's change notice (see `Change` in index.d.ts). */
 class ChangeBuilder {
@@ -217,16 +259,4 @@ export function stepChange(step, outcome) {
   const change = new ChangeBuilder();
   step.operations.forEach((op, index) => OPERATION_CHANGES[op.op](op, outcome.outcomes[index], change));
   return change.build(step.requestId);
-}
-
-/** The change notice of a write without an operation, or null when it changed nothing. */
-export function writeChange(method, value) {
-  if (Array.isArray(value) && value.length === 0) return null;
-  if (method === 'purgeExpiredArtifacts' && value === 0) return null;
-  const change = new ChangeBuilder();
-  for (const area of OTHER_WRITES[method]) change.area(area);
-  if (Array.isArray(value)) {
-    for (const row of value) if (typeof row?.workflowId === 'string') change.workflow(row.workflowId);
-  }
-  return change.build(null);
 }

@@ -109,14 +109,13 @@ export class Tabs {
     for (const channel of [this.#control, this.#requests, this.#replies, this.#changes]) channel?.close();
   }
 
-  /** Sends a call to the leader; `unsafe` marks a write that must not be sent twice. */
-  call(method, args, requestId, unsafe) {
+  /** Sends a call to the leader (again to each next leader until one answers). */
+  call(method, args, requestId) {
     if (this.#left) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       const entry = {
         message: { id, method, args, requestId, to: null, from: this.#clientId },
-        unsafe,
         sentTo: null,
         deadline: performance.now() + this.#timeoutMs,
         resolve,
@@ -151,12 +150,7 @@ export class Tabs {
   /** After the leader changed: every call not sent to the new leader goes there. */
   #resend() {
     for (const entry of [...this.#pending.values()]) {
-      if (entry.sentTo === this.#leaderId) continue;
-      if (entry.unsafe && entry.sentTo !== null) {
-        this.#expire(entry, 'its leader went away before answering, and it has no request id to send it again under');
-      } else {
-        this.#deliver(entry);
-      }
+      if (entry.sentTo !== this.#leaderId) this.#deliver(entry);
     }
   }
 

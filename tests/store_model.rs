@@ -1,6 +1,8 @@
-//! A model-based property test of the store: random sequences of journal appends, outbox
-//! inserts, claims, completions, retries and cancellations, checkpoint and effect
-//! compare-and-swaps, and reopenings of the database file run against the SQLite store and
+//! A model-based property test of the store: random sequences of journal appends (lifecycle
+//! events that fit the run or not), outbox inserts, claims, completions, retries, failures and
+//! re-arms under current or stale claim tokens, cancellations, checkpoint and effect
+//! compare-and-swaps, steps of several of these in one commit (under request ids, and sent
+//! again), and reopenings of the database file run against the SQLite store and
 //! against a plain in-memory model of the documented contracts. Every answer (the value, or the
 //! error code with its structured fields) must agree, and after each reopening, and at the end
 //! of every case, the whole state must agree too.
@@ -21,9 +23,11 @@ use proptest::test_runner::FileFailurePersistence;
 use runstore::{
     Checkpoint, CheckpointStore, ClaimFilter, ClaimScope, Durability, EffectRecord, EffectStatus,
     EffectStatusKind, EffectStore, Error, Event, EventJournal, EventKind, Millis, NewOutboxRow,
-    OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, Result, SqliteStore, StoredEvent,
-    WorkflowStatus, WorkflowSummary,
+    OutboxClaim, OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, PageRequest, Result,
+    SqliteStore, StoredEvent, WorkflowStatus, WorkflowSummary, DEFAULT_MAX_ATTEMPTS,
+    MAX_PAGE_LIMIT,
 };
+use runstore::{Operation, OperationOutcome, StepOutcome, StepStore};
 use serde_json::json;
 
 const DEFAULT_CASES: u32 = 64;
@@ -37,6 +41,7 @@ const RUNS: usize = 2;
 const EFFECTS: usize = 4;
 const CAPABILITIES: usize = 2;
 const IDEMPOTENCY_KEYS: usize = 3;
+const REQUEST_IDS: usize = 3;
 
 /// The store's clock starts here; claims move it on.
 const START: Millis = 1_000;
@@ -61,6 +66,9 @@ fn capability_id(i: usize) -> String {
 }
 fn idempotency_key(i: usize) -> String {
     format!("idem-{i}")
+}
+fn request_id(i: usize) -> String {
+    format!("req-{i}")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,6 +109,15 @@ struct RowSpec {
     delay: i64,
     attempt: u32,
     namespace: usize,
+    /// Often none (the store's default), else small so that rows run out of attempts.
+    max_attempts: Option<u32>,
+}
+
+/// The claim token a settlement names: the row's current one, or a fixed (often stale) one.
+#[derive(Debug, Clone, Copy)]
+enum Token {
+    Current,
+    Fixed(u64),
 }
 
 /// The revision a compare-and-swap expects.
@@ -155,14 +172,21 @@ enum Op {
         exclude: Vec<usize>,
         namespace: Option<usize>,
     },
-    Complete(usize),
-    CompleteBatch(Vec<usize>),
+    Complete(usize, Token),
+    CompleteBatch(Vec<(usize, Token)>),
     Retry {
         key: usize,
+        token: Token,
         attempt: u32,
         delay: i64,
     },
-    Fail(usize),
+    Fail(usize, Token),
+    Rearm {
+        /// Claims older than this much before the clock are stale.
+        age: i64,
+        delay: i64,
+        limit: u32,
+    },
     CancelWorkflow(usize),
     RowState(usize),
     CheckpointWrite {
@@ -180,6 +204,14 @@ enum Op {
         key: usize,
     },
     Reopen,
+    /// The write operations among these, as one step (non-writes are left out), under request
+    /// id `request` of a small pool when given.
+    Step {
+        ops: Vec<Op>,
+        request: Option<usize>,
+    },
+    /// The last step sent again, under its request id: applied once, answered twice.
+    Resend,
 }
 
 impl EventSpec {
@@ -236,6 +268,7 @@ impl RowSpec {
             namespace: NAMESPACES[self.namespace].map(str::to_owned),
             task_queue: None,
             node: None,
+            max_attempts: self.max_attempts,
         }
     }
 }
@@ -293,17 +326,21 @@ fn row_strategy() -> impl Strategy<Value = RowSpec> {
         -20i64..40,
         0u32..3,
         0..NAMESPACES.len(),
+        prop::option::weighted(0.6, prop_oneof![1 => Just(0u32), 8 => 1u32..5]),
     )
         .prop_map(
-            |(key, workflow, ordinal, valid, input, delay, attempt, namespace)| RowSpec {
-                key,
-                workflow,
-                ordinal,
-                valid,
-                input,
-                delay,
-                attempt,
-                namespace,
+            |(key, workflow, ordinal, valid, input, delay, attempt, namespace, max_attempts)| {
+                RowSpec {
+                    key,
+                    workflow,
+                    ordinal,
+                    valid,
+                    input,
+                    delay,
+                    attempt,
+                    namespace,
+                    max_attempts,
+                }
             },
         )
 }
@@ -337,6 +374,10 @@ fn journal_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn token_strategy() -> impl Strategy<Value = Token> {
+    prop_oneof![4 => Just(Token::Current), 1 => (0u64..4).prop_map(Token::Fixed)]
+}
+
 fn outbox_op() -> impl Strategy<Value = Op> {
     let key = || 0..DISPATCH_KEYS;
     prop_oneof![
@@ -353,11 +394,14 @@ fn outbox_op() -> impl Strategy<Value = Op> {
                 exclude,
                 namespace,
             }),
-        2 => key().prop_map(Op::Complete),
-        2 => prop::collection::vec(key(), 0..4).prop_map(Op::CompleteBatch),
-        2 => (key(), 0u32..5, 0i64..100)
-            .prop_map(|(key, attempt, delay)| Op::Retry { key, attempt, delay }),
-        1 => key().prop_map(Op::Fail),
+        2 => (key(), token_strategy()).prop_map(|(key, token)| Op::Complete(key, token)),
+        2 => prop::collection::vec((key(), token_strategy()), 0..4).prop_map(Op::CompleteBatch),
+        2 => (key(), token_strategy(), 0u32..12, 0i64..100).prop_map(
+            |(key, token, attempt, delay)| Op::Retry { key, token, attempt, delay }
+        ),
+        1 => (key(), token_strategy()).prop_map(|(key, token)| Op::Fail(key, token)),
+        3 => (0i64..30, 0i64..50, prop_oneof![1 => Just(0u32), 6 => 1u32..5])
+            .prop_map(|(age, delay, limit)| Op::Rearm { age, delay, limit }),
         1 => (0..WORKFLOWS).prop_map(Op::CancelWorkflow),
         1 => key().prop_map(Op::RowState),
     ]
@@ -413,12 +457,24 @@ fn effect_op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn op_strategy() -> impl Strategy<Value = Op> {
+fn single_op() -> impl Strategy<Value = Op> {
     prop_oneof![
         10 => journal_op(),
         16 => outbox_op(),
         5 => checkpoint_op(),
         8 => effect_op(),
+    ]
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        39 => single_op(),
+        6 => (
+            prop::collection::vec(single_op(), 0..5),
+            prop::option::weighted(0.5, 0..REQUEST_IDS),
+        )
+            .prop_map(|(ops, request)| Op::Step { ops, request }),
+        2 => Just(Op::Resend),
         1 => Just(Op::Reopen),
     ]
 }
@@ -461,10 +517,14 @@ fn check_written_revision(revision: u64, expected: Option<u64>) -> Result<()> {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Model {
+    /// Committed request ids: the step's operations and their outcomes.
+    requests: BTreeMap<String, (Vec<Operation>, Vec<OperationOutcome>)>,
     journal: BTreeMap<String, Vec<Event>>,
     outbox: BTreeMap<String, OutboxRow>,
+    /// The last claim token handed out.
+    last_token: u64,
     checkpoints: BTreeMap<String, Checkpoint>,
     effects: BTreeMap<String, EffectRecord>,
 }
@@ -511,8 +571,31 @@ fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
                 return Err(invalid(format!("outbox[{i}].{name}")));
             }
         }
+        let max = row.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+        if max == 0 || row.attempt >= max {
+            return Err(invalid(format!("outbox[{i}].maxAttempts")));
+        }
     }
     Ok(())
+}
+
+/// Whether a lifecycle event may follow `status`: a new run only where none is open, pause
+/// while running, resume while paused, close while open.
+fn fits(status: WorkflowStatus, kind: &EventKind) -> bool {
+    use WorkflowStatus as S;
+    let open = matches!(status, S::Running | S::Paused);
+    match kind {
+        EventKind::Started { .. } => !open,
+        EventKind::Paused => status == S::Running,
+        EventKind::Resumed => status == S::Paused,
+        EventKind::Custom { .. } => true,
+        _ => open,
+    }
+}
+
+/// The name a lifecycle conflict gives a status.
+fn status_name(status: WorkflowStatus) -> &'static str {
+    status.as_str()
 }
 
 impl Model {
@@ -545,12 +628,50 @@ impl Model {
                 actual,
             });
         }
+        self.check_lifecycle(workflow, events)?;
+        let mut keys = BTreeSet::new();
+        for row in rows {
+            let key = &row.dispatch_key;
+            if self.outbox.contains_key(key) || !keys.insert(key) {
+                return Err(conflict(OUTBOX_ROW, key, None, None));
+            }
+        }
         if !events.is_empty() {
             let stored = self.journal.entry(workflow.to_owned()).or_default();
             stored.extend_from_slice(events);
         }
         self.insert_unchecked(rows);
         Ok(self.head(workflow))
+    }
+
+    /// Refuses the first lifecycle event that does not fit the status the events before it
+    /// leave.
+    fn check_lifecycle(&self, workflow: &str, events: &[Event]) -> Result<()> {
+        let mut summary = self.summary(workflow).unwrap_or_else(|_| WorkflowSummary {
+            workflow_id: workflow.to_owned(),
+            status: WorkflowStatus::Pending,
+            head: 0,
+            workflow_type: None,
+            run_id: None,
+            started_at: None,
+            closed_at: None,
+            updated_at: 0,
+        });
+        for event in events {
+            if !fits(summary.status, &event.kind) {
+                let event = LIFECYCLE
+                    .into_iter()
+                    .find(|name| *name == event.kind.name())
+                    .expect("a lifecycle kind");
+                return Err(Error::LifecycleConflict {
+                    workflow_id: workflow.to_owned(),
+                    event,
+                    status: status_name(summary.status),
+                });
+            }
+            apply(&mut summary, event);
+        }
+        Ok(())
     }
 
     /// The status projection, recomputed from the whole history.
@@ -583,6 +704,108 @@ impl Model {
             .collect()
     }
 
+    /// A step: every operation on a copy of the model, kept only when all succeed.
+    fn commit(&mut self, step: &runstore::Step) -> Result<StepOutcome> {
+        if step.operations.is_empty() {
+            return Err(invalid("operations"));
+        }
+        if let Some(id) = &step.request_id {
+            if let Some((operations, outcomes)) = self.requests.get(id) {
+                if operations != &step.operations {
+                    return Err(conflict("request", id, None, None));
+                }
+                let outcomes = outcomes.clone();
+                return Ok(StepOutcome {
+                    outcomes,
+                    replayed: true,
+                });
+            }
+        }
+        let mut next = self.clone();
+        let outcomes = step
+            .operations
+            .iter()
+            .enumerate()
+            .map(|(i, operation)| next.apply(operation).map_err(|e| e.in_operation(i)))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(id) = &step.request_id {
+            let record = (step.operations.clone(), outcomes.clone());
+            next.requests.insert(id.clone(), record);
+        }
+        *self = next;
+        Ok(StepOutcome {
+            outcomes,
+            replayed: false,
+        })
+    }
+
+    fn apply(&mut self, operation: &Operation) -> Result<OperationOutcome> {
+        use OperationOutcome as Done;
+        Ok(match operation {
+            Operation::Append {
+                workflow_id,
+                events,
+                expected_seq,
+                outbox,
+            } => Done::Append {
+                head: self.append_with_outbox(workflow_id, events, *expected_seq, outbox)?,
+            },
+            Operation::InsertOutbox { rows } => Done::InsertOutbox {
+                inserted: self.insert_outbox(rows)?,
+            },
+            Operation::CompleteOutbox {
+                dispatch_key,
+                claim_token,
+            } => {
+                self.transition(dispatch_key, *claim_token, |row| {
+                    row.status = OutboxStatus::Done;
+                })?;
+                Done::CompleteOutbox {}
+            }
+            Operation::RetryOutbox {
+                dispatch_key,
+                claim_token,
+                next_attempt,
+                visible_after,
+            } => Done::RetryOutbox {
+                status: self.retry(dispatch_key, *claim_token, *next_attempt, *visible_after)?,
+            },
+            Operation::FailOutbox {
+                dispatch_key,
+                claim_token,
+                reason,
+            } => {
+                self.transition(dispatch_key, *claim_token, |row| {
+                    row.status = OutboxStatus::Failed;
+                    row.dead_reason = Some(reason.clone());
+                })?;
+                Done::FailOutbox {}
+            }
+            Operation::CancelWorkflowOutbox { workflow_id } => Done::CancelWorkflowOutbox {
+                cancelled: self.cancel_workflow(workflow_id),
+            },
+            Operation::CompareAndSwapCheckpoint {
+                checkpoint,
+                expected_revision,
+            } => {
+                self.write_checkpoint(checkpoint, *expected_revision)?;
+                Done::CompareAndSwapCheckpoint {
+                    revision: checkpoint.revision,
+                }
+            }
+            Operation::CompareAndSwapEffect {
+                record,
+                expected_revision,
+            } => {
+                self.write_effect(record, *expected_revision)?;
+                Done::CompareAndSwapEffect {
+                    revision: record.revision,
+                }
+            }
+            other => unreachable!("the test makes no {other:?}"),
+        })
+    }
+
     fn insert_outbox(&mut self, rows: &[NewOutboxRow]) -> Result<u64> {
         check_rows(rows)?;
         Ok(self.insert_unchecked(rows))
@@ -607,6 +830,9 @@ impl Model {
                     attempt: row.attempt,
                     visible_after: row.visible_after,
                     claimed_at: None,
+                    claim_token: 0,
+                    max_attempts: row.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                    dead_reason: None,
                     run_id: row.run_id.clone(),
                     namespace: row.namespace.clone(),
                     task_queue: row.task_queue.clone(),
@@ -632,47 +858,133 @@ impl Model {
             .take(limit as usize)
             .map(|r| r.dispatch_key.clone())
             .collect();
+        if !keys.is_empty() {
+            self.last_token += 1;
+        }
+        let token = self.last_token;
         keys.iter()
             .map(|key| {
                 let row = self.outbox.get_mut(key).expect("due row");
                 row.status = OutboxStatus::Claimed;
                 row.claimed_at = Some(now);
+                row.claim_token = token;
                 row.clone()
             })
             .collect()
     }
 
-    /// Why a transition of `key` is refused, `None` when the row is live.
-    fn refusal(&self, key: &str) -> Option<Error> {
+    /// The token `spec` names for `key`.
+    fn token(&self, key: &str, spec: Token) -> u64 {
+        match spec {
+            Token::Current => self.outbox.get(key).map_or(0, |r| r.claim_token),
+            Token::Fixed(token) => token,
+        }
+    }
+
+    /// Why a transition of `key` under `token` is refused, `None` when the row is live and
+    /// the token is its current one.
+    fn refusal(&self, key: &str, token: u64) -> Option<Error> {
         match self.outbox.get(key) {
             None => Some(Error::not_found(OUTBOX_ROW, key)),
             Some(row) if !is_live(row) => Some(conflict(OUTBOX_ROW, key, None, None)),
+            Some(row) if row.claim_token != token => Some(conflict(
+                OUTBOX_ROW,
+                key,
+                Some(token),
+                Some(row.claim_token),
+            )),
             Some(_) => None,
         }
     }
 
-    fn transition(&mut self, key: &str, change: impl FnOnce(&mut OutboxRow)) -> Result<()> {
-        if let Some(error) = self.refusal(key) {
+    fn transition(
+        &mut self,
+        key: &str,
+        token: u64,
+        change: impl FnOnce(&mut OutboxRow),
+    ) -> Result<()> {
+        if let Some(error) = self.refusal(key, token) {
             return Err(error);
         }
         change(self.outbox.get_mut(key).expect("live row"));
         Ok(())
     }
 
-    fn complete_batch(&mut self, keys: &[String]) -> Result<()> {
+    fn complete_batch(&mut self, claims: &[OutboxClaim]) -> Result<()> {
         let mut seen = BTreeSet::new();
-        for (i, key) in keys.iter().enumerate() {
-            if !seen.insert(key) {
-                return Err(invalid(format!("dispatchKeys[{i}]")));
+        for (i, claim) in claims.iter().enumerate() {
+            if !seen.insert(&claim.dispatch_key) {
+                return Err(invalid(format!("claims[{i}].dispatchKey")));
             }
         }
-        if let Some(error) = keys.iter().find_map(|k| self.refusal(k)) {
+        let refused = claims
+            .iter()
+            .find_map(|c| self.refusal(&c.dispatch_key, c.claim_token));
+        if let Some(error) = refused {
             return Err(error);
         }
-        for key in keys {
-            self.outbox.get_mut(key).expect("live row").status = OutboxStatus::Done;
+        for claim in claims {
+            let row = self.outbox.get_mut(&claim.dispatch_key).expect("live row");
+            row.status = OutboxStatus::Done;
         }
         Ok(())
+    }
+
+    fn retry(
+        &mut self,
+        key: &str,
+        token: u64,
+        attempt: u32,
+        visible_after: Millis,
+    ) -> Result<OutboxStatus> {
+        self.transition(key, token, |row| {
+            row.attempt = attempt;
+            if attempt >= row.max_attempts {
+                row.status = OutboxStatus::Failed;
+                row.dead_reason = Some(format!(
+                    "retry to attempt {attempt} reaches the maximum of {}",
+                    row.max_attempts
+                ));
+            } else {
+                row.status = OutboxStatus::Pending;
+                row.visible_after = visible_after;
+                row.claimed_at = None;
+            }
+        })?;
+        Ok(self.outbox[key].status)
+    }
+
+    fn rearm(&mut self, older_than: Millis, visible_after: Millis, limit: u32) -> Vec<OutboxRow> {
+        let mut stale: Vec<&OutboxRow> = self
+            .outbox
+            .values()
+            .filter(|r| r.status == OutboxStatus::Claimed && r.claimed_at < Some(older_than))
+            .collect();
+        stale.sort_by_key(|r| (r.claimed_at, r.dispatch_key.clone()));
+        let mut keys: Vec<String> = stale
+            .into_iter()
+            .take(limit as usize)
+            .map(|r| r.dispatch_key.clone())
+            .collect();
+        keys.sort();
+        keys.iter()
+            .map(|key| {
+                let row = self.outbox.get_mut(key).expect("stale row");
+                row.attempt += 1;
+                if row.attempt >= row.max_attempts {
+                    row.status = OutboxStatus::Failed;
+                    row.dead_reason = Some(format!(
+                        "stale claim re-armed to attempt {} reaches the maximum of {}",
+                        row.attempt, row.max_attempts
+                    ));
+                } else {
+                    row.status = OutboxStatus::Pending;
+                    row.visible_after = visible_after;
+                    row.claimed_at = None;
+                }
+                row.clone()
+            })
+            .collect()
     }
 
     fn cancel_workflow(&mut self, workflow: &str) -> Vec<String> {
@@ -692,6 +1004,9 @@ impl Model {
             attempt: row.attempt,
             visible_after: row.visible_after,
             claimed_at: row.claimed_at,
+            claim_token: row.claim_token,
+            max_attempts: row.max_attempts,
+            dead_reason: row.dead_reason.clone(),
         })
     }
 
@@ -845,10 +1160,16 @@ fn apply(summary: &mut WorkflowSummary, event: &Event) {
 
 /// Drops the reason of an invalid-input error: it is prose, while the field is the contract.
 fn normalized<T>(result: Result<T>) -> Result<T> {
-    result.map_err(|error| match error {
+    result.map_err(normalized_error)
+}
+
+/// An error without its wording, which the model does not reproduce.
+fn normalized_error(error: Error) -> Error {
+    match error {
         Error::InvalidInput { field, .. } => invalid(field),
+        Error::Operation { index, error } => normalized_error(*error).in_operation(index),
         other => other,
-    })
+    }
 }
 
 fn same<T: PartialEq + Debug>(
@@ -866,6 +1187,8 @@ struct Harness {
     path: PathBuf,
     store: Option<SqliteStore>,
     model: Model,
+    /// The last step committed under a request id, for [`Op::Resend`].
+    last_step: Option<runstore::Step>,
     now: Millis,
     _dir: tempfile::TempDir,
 }
@@ -886,6 +1209,7 @@ impl Harness {
             store: Some(open(&path)),
             path,
             model: Model::default(),
+            last_step: None,
             now: START,
             _dir: dir,
         }
@@ -926,6 +1250,11 @@ impl Harness {
                 )
             }
             Op::Reopen => self.reopen(),
+            Op::Step { ops, request } => self.commit(ops, request.map(request_id)),
+            Op::Resend => match self.last_step.take() {
+                Some(step) => self.send(step),
+                None => Ok(()),
+            },
             _ => self.outbox_step(op),
         }
     }
@@ -946,7 +1275,13 @@ impl Harness {
             Op::ReadHistory(workflow) => {
                 let id = workflow_id(*workflow);
                 let expected = self.model.history(&id);
-                same("read_history", self.store().read_history(&id), Ok(expected))
+                same(
+                    "read_history",
+                    self.store()
+                        .read_history(&id, &PageRequest::default())
+                        .map(|page| page.items),
+                    Ok(expected),
+                )
             }
             Op::ReadHead(workflow) => {
                 let id = workflow_id(*workflow);
@@ -973,11 +1308,7 @@ impl Harness {
         rows: Option<&[RowSpec]>,
     ) -> Step {
         let id = workflow_id(workflow);
-        let events: Vec<Event> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| spec.event(self.now, i))
-            .collect();
+        let events = self.events(specs);
         let expected_seq = match head {
             Head::Current => self.model.head(&id),
             Head::Fixed(seq) => *seq,
@@ -1024,14 +1355,31 @@ impl Harness {
                 let expected = self.model.claim(self.now, *limit, &filter);
                 same("claim_outbox", answer, Ok(expected))
             }
-            Op::CompleteBatch(keys) => {
-                let keys: Vec<String> = keys.iter().map(|k| dispatch_key(*k)).collect();
-                let answer = self.store().complete_outbox_batch(&keys);
+            Op::CompleteBatch(claims) => {
+                let claims: Vec<OutboxClaim> = claims
+                    .iter()
+                    .map(|(key, token)| {
+                        let key = dispatch_key(*key);
+                        OutboxClaim {
+                            claim_token: self.model.token(&key, *token),
+                            dispatch_key: key,
+                        }
+                    })
+                    .collect();
+                let answer = self.store().complete_outbox_batch(&claims);
                 same(
                     "complete_outbox_batch",
                     answer,
-                    self.model.complete_batch(&keys),
+                    self.model.complete_batch(&claims),
                 )
+            }
+            Op::Rearm { age, delay, limit } => {
+                let (older_than, visible_after) = (self.now - age, self.now + delay);
+                let answer = self
+                    .store()
+                    .rearm_stale_claims(older_than, visible_after, *limit);
+                let expected = self.model.rearm(older_than, visible_after, *limit);
+                same("rearm_stale_claims", answer, Ok(expected))
             }
             Op::CancelWorkflow(workflow) => {
                 let id = workflow_id(*workflow);
@@ -1057,36 +1405,38 @@ impl Harness {
 
     fn outbox_transition(&mut self, op: &Op) -> Step {
         match op {
-            Op::Complete(key) => {
+            Op::Complete(key, token) => {
                 let key = dispatch_key(*key);
-                let answer = self.store().complete_outbox(&key);
+                let token = self.model.token(&key, *token);
+                let answer = self.store().complete_outbox(&key, token);
                 let expected = self
                     .model
-                    .transition(&key, |row| row.status = OutboxStatus::Done);
+                    .transition(&key, token, |row| row.status = OutboxStatus::Done);
                 same("complete_outbox", answer, expected)
             }
             Op::Retry {
                 key,
+                token,
                 attempt,
                 delay,
             } => {
                 let key = dispatch_key(*key);
+                let token = self.model.token(&key, *token);
                 let visible_after = self.now + delay;
-                let answer = self.store().retry_outbox(&key, *attempt, visible_after);
-                let expected = self.model.transition(&key, |row| {
-                    row.status = OutboxStatus::Pending;
-                    row.attempt = *attempt;
-                    row.visible_after = visible_after;
-                    row.claimed_at = None;
-                });
+                let answer = self
+                    .store()
+                    .retry_outbox(&key, token, *attempt, visible_after);
+                let expected = self.model.retry(&key, token, *attempt, visible_after);
                 same("retry_outbox", answer, expected)
             }
-            Op::Fail(key) => {
+            Op::Fail(key, token) => {
                 let key = dispatch_key(*key);
-                let answer = self.store().fail_outbox(&key);
-                let expected = self
-                    .model
-                    .transition(&key, |row| row.status = OutboxStatus::Failed);
+                let token = self.model.token(&key, *token);
+                let answer = self.store().fail_outbox(&key, token, "gave up");
+                let expected = self.model.transition(&key, token, |row| {
+                    row.status = OutboxStatus::Failed;
+                    row.dead_reason = Some("gave up".into());
+                });
                 same("fail_outbox", answer, expected)
             }
             _ => unreachable!("not an outbox operation"),
@@ -1095,23 +1445,8 @@ impl Harness {
 
     fn checkpoint_step(&mut self, op: &Op) -> Step {
         match op {
-            Op::CheckpointWrite {
-                checkpoint,
-                run,
-                state,
-                expected,
-                written,
-            } => {
-                let id = checkpoint_id(*checkpoint);
-                let stored = self.model.checkpoints.get(&id).map(|c| c.revision);
-                let expected = resolve(expected, stored);
-                let record = Checkpoint {
-                    checkpoint_id: id,
-                    run_id: run.map(run_id),
-                    revision: revision(written, expected),
-                    state: json!({ "state": state }),
-                    updated_at: self.now,
-                };
+            Op::CheckpointWrite { .. } => {
+                let (record, expected) = self.checkpoint_write(op);
                 let answer = self.store().compare_and_swap_checkpoint(&record, expected);
                 let modelled = self.model.write_checkpoint(&record, expected);
                 same("compare_and_swap_checkpoint", answer, modelled)
@@ -1130,6 +1465,39 @@ impl Harness {
     }
 
     fn effect_write(&mut self, write: &EffectWrite) -> Step {
+        let (record, expected) = self.effect_record(write);
+        let answer = self.store().compare_and_swap_effect(&record, expected);
+        let modelled = self.model.write_effect(&record, expected);
+        same("compare_and_swap_effect", answer, modelled)
+    }
+
+    /// The checkpoint a [`Op::CheckpointWrite`] writes and the revision it expects.
+    fn checkpoint_write(&self, op: &Op) -> (Checkpoint, Option<u64>) {
+        let Op::CheckpointWrite {
+            checkpoint,
+            run,
+            state,
+            expected,
+            written,
+        } = op
+        else {
+            unreachable!("not a checkpoint write")
+        };
+        let id = checkpoint_id(*checkpoint);
+        let stored = self.model.checkpoints.get(&id).map(|c| c.revision);
+        let expected = resolve(expected, stored);
+        let record = Checkpoint {
+            checkpoint_id: id,
+            run_id: run.map(run_id),
+            revision: revision(written, expected),
+            state: json!({ "state": state }),
+            updated_at: self.now,
+        };
+        (record, expected)
+    }
+
+    /// The effect record an [`Op::EffectWrite`] writes and the revision it expects.
+    fn effect_record(&self, write: &EffectWrite) -> (EffectRecord, Option<u64>) {
         let id = effect_id(write.effect);
         let stored = self.model.effects.get(&id);
         let (capability, key) = match stored {
@@ -1149,9 +1517,122 @@ impl Harness {
             status: effect_status(write.status),
             updated_at: self.now,
         };
-        let answer = self.store().compare_and_swap_effect(&record, expected);
-        let modelled = self.model.write_effect(&record, expected);
-        same("compare_and_swap_effect", answer, modelled)
+        (record, expected)
+    }
+
+    /// Commits the writes among `ops` as one step, on the store and on the model.
+    fn commit(&mut self, ops: &[Op], request_id: Option<String>) -> Step {
+        let operations = ops.iter().filter_map(|op| self.operation(op)).collect();
+        self.send(runstore::Step {
+            request_id,
+            operations,
+        })
+    }
+
+    fn send(&mut self, step: runstore::Step) -> Step {
+        let answer = self.store().commit(&step);
+        let expected = self.model.commit(&step);
+        if step.request_id.is_some() {
+            self.last_step = Some(step);
+        }
+        same("commit", answer, expected)
+    }
+
+    /// A write as an operation of a step, built against the state before the step; `None`
+    /// for a read (or a claim, whose clock this test moves outside steps).
+    fn operation(&self, op: &Op) -> Option<Operation> {
+        let token = |key: &str, token: &Token| self.model.token(key, *token);
+        Some(match op {
+            Op::Append {
+                workflow,
+                events,
+                head,
+            } => self.append_operation(*workflow, events, head, &[]),
+            Op::AppendWithOutbox {
+                workflow,
+                events,
+                head,
+                rows,
+            } => self.append_operation(*workflow, events, head, rows),
+            Op::InsertOutbox(specs) => Operation::InsertOutbox {
+                rows: specs.iter().map(|r| r.row(self.now)).collect(),
+            },
+            Op::Complete(key, spec) => {
+                let key = dispatch_key(*key);
+                Operation::CompleteOutbox {
+                    claim_token: token(&key, spec),
+                    dispatch_key: key,
+                }
+            }
+            Op::Retry {
+                key,
+                token: spec,
+                attempt,
+                delay,
+            } => {
+                let key = dispatch_key(*key);
+                Operation::RetryOutbox {
+                    claim_token: token(&key, spec),
+                    dispatch_key: key,
+                    next_attempt: *attempt,
+                    visible_after: self.now + delay,
+                }
+            }
+            Op::Fail(key, spec) => {
+                let key = dispatch_key(*key);
+                Operation::FailOutbox {
+                    claim_token: token(&key, spec),
+                    dispatch_key: key,
+                    reason: "gave up".into(),
+                }
+            }
+            Op::CancelWorkflow(workflow) => Operation::CancelWorkflowOutbox {
+                workflow_id: workflow_id(*workflow),
+            },
+            Op::CheckpointWrite { .. } => {
+                let (checkpoint, expected_revision) = self.checkpoint_write(op);
+                Operation::CompareAndSwapCheckpoint {
+                    checkpoint,
+                    expected_revision,
+                }
+            }
+            Op::EffectWrite(write) => {
+                let (record, expected_revision) = self.effect_record(write);
+                Operation::CompareAndSwapEffect {
+                    record,
+                    expected_revision,
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn append_operation(
+        &self,
+        workflow: usize,
+        specs: &[EventSpec],
+        head: &Head,
+        rows: &[RowSpec],
+    ) -> Operation {
+        let workflow_id = workflow_id(workflow);
+        let expected_seq = match head {
+            Head::Current => self.model.head(&workflow_id),
+            Head::Fixed(seq) => *seq,
+        };
+        Operation::Append {
+            events: self.events(specs),
+            expected_seq,
+            outbox: rows.iter().map(|r| r.row(self.now)).collect(),
+            workflow_id,
+        }
+    }
+
+    fn events(&self, specs: &[EventSpec]) -> Vec<Event> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| spec.event(self.now, i))
+            .collect()
     }
 
     fn compare_everything(&self) -> Step {
@@ -1166,18 +1647,38 @@ impl Harness {
         for id in (0..WORKFLOWS).map(workflow_id) {
             same(
                 "read_history",
-                store.read_history(&id),
+                store
+                    .read_history(&id, &PageRequest::default())
+                    .map(|page| page.items),
                 Ok(model.history(&id)),
             )?;
             same("head", store.head(&id), Ok(model.head(&id)))?;
             same("summary", store.workflow_summary(&id), model.summary(&id))?;
         }
         let ids = model.journal.keys().cloned().collect();
-        same("list_workflow_ids", store.list_workflow_ids(), Ok(ids))?;
+        same(
+            "list_workflow_ids",
+            store
+                .list_workflow_ids(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(ids),
+        )?;
         let active = model.workflow_ids(|s| !s.is_terminal());
-        same("list_active", store.list_active(), Ok(active))?;
+        same(
+            "list_active",
+            store
+                .list_active(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(active),
+        )?;
         let paused = model.workflow_ids(|s| s == WorkflowStatus::Paused);
-        same("list_paused", store.list_paused(), Ok(paused))
+        same(
+            "list_paused",
+            store
+                .list_paused(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(paused),
+        )
     }
 
     fn compare_outbox(&self) -> Step {
@@ -1192,12 +1693,16 @@ impl Harness {
         let rows = model.outbox.values().cloned().collect();
         same(
             "list_outbox",
-            store.list_outbox(None, None, u32::MAX),
+            store
+                .list_outbox(None, &PageRequest::first(MAX_PAGE_LIMIT))
+                .map(|page| page.items),
             Ok(rows),
         )?;
         same(
             "list_unsettled_workflows",
-            store.list_unsettled_workflows(),
+            store
+                .list_unsettled_workflows(&PageRequest::default())
+                .map(|page| page.items),
             Ok(model.live_workflows()),
         )
     }
@@ -1214,7 +1719,9 @@ impl Harness {
         for run in (0..RUNS).map(run_id) {
             same(
                 "list_run_checkpoints",
-                store.list_run_checkpoints(&run),
+                store
+                    .list_run_checkpoints(&run, &PageRequest::default())
+                    .map(|page| page.items),
                 Ok(model.run_checkpoints(&run)),
             )?;
         }
@@ -1240,10 +1747,18 @@ impl Harness {
             }
         }
         let all = model.effects.values().cloned().collect();
-        same("list_effects", store.list_effects(None, u32::MAX), Ok(all))?;
+        same(
+            "list_effects",
+            store
+                .list_effects(None, &PageRequest::first(MAX_PAGE_LIMIT))
+                .map(|page| page.items),
+            Ok(all),
+        )?;
         same(
             "list_unresolved_effects",
-            store.list_unresolved_effects(),
+            store
+                .list_unresolved_effects(&PageRequest::default())
+                .map(|page| page.items),
             Ok(model.unresolved_effects()),
         )
     }

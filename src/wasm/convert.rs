@@ -230,6 +230,16 @@ fn error_fields(error: &Error) -> Vec<(&'static str, JsValue)> {
             ("expected", revision(expected)),
             ("actual", revision(actual)),
         ],
+        Error::LifecycleConflict {
+            workflow_id,
+            event,
+            status,
+        } => vec![
+            ("entity", text("workflow")),
+            ("id", text(workflow_id)),
+            ("event", text(event)),
+            ("status", text(status)),
+        ],
         Error::IdempotencyConflict {
             entity,
             id,

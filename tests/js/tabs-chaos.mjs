@@ -60,23 +60,26 @@ async function startWriter({ name, slot, slots, workflows, timeoutMs }) {
 /** Runs in a page after the writers stopped: reads back everything the check needs. */
 async function readBack({ name, workflows }) {
   const store = await window.runstore.RunStore.open(name, { persistence: 'opfs', requestTimeoutMs: 30_000 });
+  const all = async (list) => {
+    const items = [];
+    for (let cursor = null; ; ) {
+      const page = await list({ limit: 1000, cursor });
+      items.push(...page.items);
+      if (page.nextCursor === null) return items;
+      cursor = page.nextCursor;
+    }
+  };
   const events = [];
   const gaps = [];
   for (const wf of workflows) {
-    const history = await store.readHistory(wf);
+    const history = await all((page) => store.readHistory(wf, page));
     history.forEach((e, i) => {
       if (e.seq !== i + 1) gaps.push(`${wf}@${i + 1}`);
       events.push([wf, e.seq, e.name, e.data.id]);
     });
   }
-  const outbox = [];
-  for (let after = null; ; ) {
-    const page = await store.listOutbox(null, after, 1000);
-    outbox.push(...page.map((r) => r.dispatchKey));
-    if (page.length < 1000) break;
-    after = page[page.length - 1].dispatchKey;
-  }
-  const timers = (await store.listTimers()).map((t) => t.timerId);
+  const outbox = (await all((page) => store.listOutbox(null, page))).map((r) => r.dispatchKey);
+  const timers = (await all((page) => store.listTimers(page))).map((t) => t.timerId);
   const undecodable = await store.findUndecodableEvent();
   await store.close();
   return { events, gaps, outbox, timers, undecodable };

@@ -75,7 +75,7 @@ async function script(p) {
   out.step = await settle(s.commit(step));
   out.replay = await settle(s.commit(step));
   out.outcome = await settle(s.requestOutcome(`${p}step`).then((r) => r && r.outcomes));
-  out.badStep = await settle(s.commit({ operations: [{ op: 'append', workflowId: `${p}wf`, events: [ev('x', 1)], expectedSeq: 3 }, { op: 'completeOutbox', dispatchKey: `${p}nope` }] }));
+  out.badStep = await settle(s.commit({ operations: [{ op: 'append', workflowId: `${p}wf`, events: [ev('x', 1)], expectedSeq: 3 }, { op: 'completeOutbox', dispatchKey: `${p}nope`, claimToken: 1 }] }));
   out.artifact = await settle(s.putArtifact({ scope: `${p}s`, mediaType: 'text/plain', bytes: new TextEncoder().encode('hi') }, 10).then((m) => [m.sizeBytes, m.sha256]));
   // The browser's own wording of a clone failure names the channel; the code and field are the contract.
   out.uncloneable = await settle(s.readHistory(`${p}wf`, () => 1)).then(({ code, field }) => ({ code, field }));

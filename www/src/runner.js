@@ -9,6 +9,7 @@
 // effect ledger, checkpoints. On load, `start` recovers (interrupted effects, stale outbox
 // claims) and resumes every workflow that `listActive` reports.
 
+import { readAll } from './pages.js';
 import { Dispatcher } from './dispatcher.js';
 import { markInterruptedEffects, performOnce } from './effects.js';
 import { apply, currentStep, custom, emptyState, replay } from './journal.js';
@@ -42,7 +43,7 @@ export class Runner {
     // is gone: its activities go back to pending (their effects say what they had done).
     const now = Date.now();
     const rearmed = await store.rearmStaleClaims(now + 1, now, 1000);
-    const active = await store.listActive();
+    const active = await readAll((page) => store.listActive(page));
     this.recovery = { interrupted, rearmed: rearmed.length, resumed: active.length };
     this.dispatcher.start();
     this.#pollTimers();
@@ -94,7 +95,7 @@ export class Runner {
       if (error.code !== 'NOT_FOUND') throw error;
     }
     const base = checkpoint ? structuredClone(checkpoint.state) : emptyState(id);
-    const tail = await store.readHistoryFrom(id, base.head + 1);
+    const tail = await readAll((page) => store.readHistoryFrom(id, base.head + 1, page));
     const s = replay(base, tail);
     s.checkpointRevision = checkpoint?.revision ?? null;
     s.resumedFrom = { checkpointRevision: s.checkpointRevision, checkpointSeq: checkpoint?.state.head ?? 0, replayed: tail.length };
@@ -167,7 +168,7 @@ export class Runner {
       if (row.status === 'done') {
         events.push(custom('activityCompleted', { ...base, output: effect.status.output }));
       } else {
-        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? 'unknown', optional: a.optional }));
+        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? row.deadReason ?? 'unknown', optional: a.optional }));
         if (!a.optional) {
           events.push({ type: 'failed', reason: `${a.type} dead-lettered`, data: { step: step.id } });
           break;
@@ -251,6 +252,8 @@ export class Runner {
       closeTime: s.closedAt,
       failedStep: s.failedStep,
       failureReason: s.failureReason,
+      // The journal head this record reflects: a late upsert of an older state is refused.
+      head: s.head,
       searchAttributes: {
         subject: def.describe(s.input),
         step: step?.id ?? 'done',
@@ -266,7 +269,8 @@ export class Runner {
   #pollTimers() {
     const tick = async () => {
       try {
-        const due = await this.#store.dueTimers(Date.now());
+        const now = Date.now();
+        const due = await readAll((page) => this.#store.dueTimers(now, page));
         this.#dueTimers = new Set(due.map((t) => `${t.workflowId} ${t.timerId}`));
         for (const t of due) this.#wake(t.workflowId);
       } catch (error) {
