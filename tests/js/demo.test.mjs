@@ -219,17 +219,28 @@ test('the inspector shows workflows, dead letters, the timeline and the ledger',
   await page.screenshot({ path: path.join(artifacts, 'demo.png'), fullPage: true });
 });
 
-test('a second tab gets a clear BUSY instead of hanging', async () => {
-  const second = await context.newPage();
-  try {
-    await second.goto(url);
-    await second.waitForSelector('body[data-store="BUSY"]', { timeout: 15_000 });
-    assert.match(await second.textContent('#banner'), /open in another tab \(BUSY\)/);
-  } finally {
-    await second.close();
-  }
-  // The first tab still holds and uses the store.
-  assert.equal(await page.evaluate(() => window.demo.store.countVisibility({})), 3);
+test('a second tab shares the store: its workflow runs in the leader tab, and it takes over when that tab closes', async () => {
+  const second = await newTab();
+  await second.goto(url);
+  await ready(second);
+  assert.equal(await second.getAttribute('body', 'data-role'), 'follower');
+  assert.equal(await page.getAttribute('body', 'data-role'), 'leader');
+  // Started in the follower tab, run by the leader's runner; both inspectors follow it live.
+  await second.click('[data-start="order"]');
+  const completed = (n) => () => document.querySelectorAll('#workflows [data-status="completed"]').length === n;
+  await second.waitForFunction(completed(4), null, { timeout: 30_000 });
+  await page.waitForFunction(completed(4), null, { timeout: 10_000 });
+  // The leader tab goes; the second tab becomes the leader and runs what is started next.
+  await page.close();
+  page = second;
+  await page.waitForSelector('body[data-role="leader"]', { timeout: 15_000 });
+  await page.click('[data-start="order"]');
+  await page.waitForFunction(completed(5), null, { timeout: 30_000 });
+  const ledger = await page.evaluate(() => window.demo.worldLedger());
+  const twice = Object.entries(ledger).filter(([, entry]) => entry.performed > 1);
+  assert.deepEqual(twice, [], 'no side effect performed twice');
+  await page.waitForSelector('#effects [data-verdict]');
+  assert.match(await page.textContent('#effects [data-verdict]'), /performed exactly once/);
 });
 
 test('no page errors', () => {

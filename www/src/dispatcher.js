@@ -22,8 +22,12 @@ export class Dispatcher {
     this.#onSettled = onSettled;
   }
 
+  #running = false;
+
   start() {
+    this.#running = true;
     const tick = async () => {
+      if (!this.#running) return;
       try {
         const now = Date.now();
         await this.#store.rearmStaleClaims(now - STALE_CLAIM_MS, now, CLAIM_LIMIT);
@@ -32,9 +36,13 @@ export class Dispatcher {
       } catch (error) {
         console.error('outbox claim failed:', error);
       }
-      setTimeout(tick, POLL_MS);
+      if (this.#running) setTimeout(tick, POLL_MS);
     };
     tick();
+  }
+
+  stop() {
+    this.#running = false;
   }
 
   async #deliver(row) {

@@ -27,6 +27,19 @@ function storeError(error) {
   return `<strong>The store could not be opened (${error.code ?? 'error'}).</strong> ${error.message}`;
 }
 
+function showRecovery({ resumed, rearmed, interrupted }, pageLoad) {
+  const held = `Store <code>${STORE_NAME}</code> on OPFS · durability <code>full</code> · page load #${pageLoad}`;
+  if (resumed > 0) {
+    showBanner(
+      'recovered',
+      `${held}. <strong>Recovered:</strong> ${resumed} unfinished workflow${resumed === 1 ? '' : 's'} resumed from the journal ·
+       ${rearmed} outbox claim${rearmed === 1 ? '' : 's'} re-armed · ${interrupted} interrupted effect${interrupted === 1 ? '' : 's'} marked outcome unknown.`,
+    );
+  } else {
+    showBanner('info', `${held}. Nothing was left running. Start a workflow, then reload the tab while it runs.`);
+  }
+}
+
 async function main() {
   const pageLoad = Number(localStorage.getItem(LOADS_KEY) ?? 0) + 1;
   localStorage.setItem(LOADS_KEY, String(pageLoad));
@@ -49,18 +62,24 @@ async function main() {
   let inspector;
   const runner = new Runner(store, { pageLoad, onChange: () => inspector?.refreshSoon() });
   inspector = new Inspector(document.getElementById('inspector'), store, runner);
-  await runner.start();
-
-  const { resumed, rearmed, interrupted } = runner.recovery;
-  const held = `Store <code>${STORE_NAME}</code> on OPFS · durability <code>full</code> · page load #${pageLoad}`;
-  if (resumed > 0) {
-    showBanner(
-      'recovered',
-      `${held}. <strong>Recovered:</strong> ${resumed} unfinished workflow${resumed === 1 ? '' : 's'} resumed from the journal ·
-       ${rearmed} outbox claim${rearmed === 1 ? '' : 's'} re-armed · ${interrupted} interrupted effect${interrupted === 1 ? '' : 's'} marked outcome unknown.`,
-    );
-  } else {
-    showBanner('info', `${held}. Nothing was left running. Start a workflow, then reload the tab while it runs.`);
+  // Every tab's inspector follows every tab's commits; the leader's runner adopts workflows
+  // that other tabs start.
+  store.subscribe(null, (change) => {
+    inspector.refreshSoon();
+    if (change.areas.includes('journal')) runner.adopt(change.workflowIds);
+  });
+  // Only the leader tab runs workflows and the outbox; when it goes, the next tab takes over.
+  const lead = async (isLeader) => {
+    document.body.dataset.role = isLeader ? 'leader' : 'follower';
+    if (!isLeader) return runner.stop();
+    await runner.start();
+    showRecovery(runner.recovery, pageLoad);
+  };
+  store.onLeaderChange((isLeader) => lead(isLeader).catch((error) => console.error(error)));
+  await lead(store.isLeader);
+  if (!store.isLeader) {
+    showBanner('info', `Store <code>${STORE_NAME}</code> on OPFS, shared with the tab that runs the workflows.
+      Workflows started here run there; when that tab closes, this one takes over.`);
   }
 
   for (const button of document.querySelectorAll('[data-start]')) {

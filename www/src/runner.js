@@ -36,11 +36,16 @@ export class Runner {
     this.dispatcher = new Dispatcher(store, { onSettled: (workflowId) => this.#wake(workflowId) });
   }
 
+  /** Whether this tab runs the workflows: only the store's leader tab does. */
+  running = false;
+
   async start() {
+    if (this.running) return;
+    this.running = true;
     const store = this.#store;
     const interrupted = await markInterruptedEffects(store);
-    // This page holds the store alone, so every claim in the outbox was made by a page that
-    // is gone: its activities go back to pending (their effects say what they had done).
+    // Only the leader tab runs workflows, so every claim in the outbox was made by a leader
+    // that is gone: its activities go back to pending (their effects say what they had done).
     const now = Date.now();
     const rearmed = await store.rearmStaleClaims(now + 1, now, 1000);
     const active = await readAll((page) => store.listActive(page));
@@ -56,8 +61,21 @@ export class Runner {
     const id = newWorkflowId(type);
     const started = { type: 'started', workflowType: type, runId: crypto.randomUUID(), data: { input: def.input(n) } };
     await this.#append(emptyState(id), [started]);
-    this.#drive(id, { recovering: false });
+    // Another tab leads: its runner adopts the workflow when it hears of the commit.
+    if (this.running) this.#drive(id, { recovering: false });
     return id;
+  }
+
+  /** Drives the given workflows (ones another tab started) unless they are driven already or done. */
+  adopt(ids) {
+    if (!this.running) return;
+    for (const id of ids) this.#drive(id, { recovering: false });
+  }
+
+  /** Stops driving: this tab is no longer the leader. */
+  stop() {
+    this.running = false;
+    this.dispatcher.stop();
   }
 
   async #drive(id, { recovering }) {
@@ -68,7 +86,7 @@ export class Runner {
       if (recovering && s.status === 'running') {
         s = await this.#append(s, [custom('recovered', { pageLoad: this.pageLoad, ...s.resumedFrom })]);
       }
-      while (s.status === 'running') {
+      while (s.status === 'running' && this.running) {
         try {
           s = await this.#advance(s);
         } catch (error) {
@@ -276,7 +294,7 @@ export class Runner {
       } catch (error) {
         console.error('timer poll failed:', error);
       }
-      setTimeout(tick, TIMER_POLL_MS);
+      if (this.running) setTimeout(tick, TIMER_POLL_MS);
     };
     tick();
   }
