@@ -6,7 +6,7 @@
 // that worker over BroadcastChannels (see tabs.js). Writes travel under a request id, so a
 // request re-sent to the next leader after a hand-off is applied at most once.
 import { RunStoreError, toRunStoreError } from './errors.js';
-import { METHODS, WRITE_OPERATIONS } from './methods.js';
+import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 
@@ -170,9 +170,9 @@ export class RunStore {
   }
 }
 
-/** A new request id for a write that has an operation, or a step without one. */
+/** A new request id for a write (but a plain one, see PLAIN_WRITES), or a step without one. */
 function requestIdOf(method, args) {
-  if (method in WRITE_OPERATIONS) return newRequestId();
+  if (method in WRITE_OPERATIONS) return PLAIN_WRITES.has(method) ? null : newRequestId();
   if (method !== 'commit') return null;
   const step = args[0];
   if (!step || typeof step !== 'object') return null;

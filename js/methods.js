@@ -163,6 +163,11 @@ export const WRITE_OPERATIONS = Object.freeze({
   },
 });
 
+// Deletes and purges travel as plain calls, without a request id: they must work on a full
+// disk, where the request log cannot grow (the store frees room and runs them again), and
+// applying one twice changes nothing more (a repeat answers `false` or 0).
+export const PLAIN_WRITES = new Set(['deleteArtifact', 'purgeExpiredArtifacts', 'purgeWorkflows', 'deletePackage']);
+
 /** Every area a change notice can name. */
 export const AREAS = Object.freeze([
   'journal',
@@ -251,6 +256,11 @@ class ChangeBuilder {
       revisions: this.revisions,
     };
   }
+}
+
+/** The change notice of a plain write (see PLAIN_WRITES) that returned. */
+export function plainChange(method, args) {
+  return stepChange({ requestId: null, operations: [WRITE_OPERATIONS[method].operation(...args)] }, { replayed: false, outcomes: [{}] });
 }
 
 /** The change notice of a step that committed with `outcome` (null for a replay: nothing changed). */

@@ -16,7 +16,7 @@ pub struct NewArtifact {
     pub media_type: String,
     #[serde(default)]
     pub name: Option<String>,
-    #[serde(with = "serde_bytes")]
+    #[serde(with = "crate::model::bytes")]
     pub bytes: Vec<u8>,
     /// Purged by [`ArtifactStore::purge_expired_artifacts`] from this time on; never when
     /// `None`.
@@ -50,7 +50,7 @@ pub struct ArtifactMeta {
 pub struct Artifact {
     #[serde(flatten)]
     pub meta: ArtifactMeta,
-    #[serde(with = "serde_bytes")]
+    #[serde(with = "crate::model::bytes")]
     pub bytes: Vec<u8>,
 }
 

@@ -15,7 +15,7 @@ pub struct ConversationState {
     /// The version of the caller's encoding of `state`, stored as given so a reader can
     /// migrate old blobs.
     pub format_version: u32,
-    #[serde(with = "serde_bytes")]
+    #[serde(with = "crate::model::bytes")]
     pub state: Vec<u8>,
     pub updated_at: Millis,
 }

@@ -6,6 +6,7 @@
 //! `serde_json::Value`; every struct is camelCase when serialised.
 
 pub mod artifacts;
+pub(crate) mod bytes;
 pub mod checkpoints;
 pub mod conversations;
 pub mod effects;

@@ -62,7 +62,7 @@ pub struct NewOutboxRow {
     pub workflow_id: String,
     pub ordinal: u64,
     pub activity_type: String,
-    #[serde(with = "serde_bytes")]
+    #[serde(with = "crate::model::bytes")]
     pub input: Vec<u8>,
     /// Not claimable before this time.
     pub visible_after: Millis,
@@ -100,7 +100,7 @@ pub struct OutboxRow {
     pub workflow_id: String,
     pub ordinal: u64,
     pub activity_type: String,
-    #[serde(with = "serde_bytes")]
+    #[serde(with = "crate::model::bytes")]
     pub input: Vec<u8>,
     pub status: OutboxStatus,
     pub attempt: u32,

@@ -25,7 +25,7 @@ pub struct PackageRecord {
     /// it): lowercase hex, [`MIN_HASH_HEX_DIGITS`] to [`MAX_HASH_HEX_DIGITS`] digits. Lowercase
     /// only, so that one digest has one spelling.
     pub content_hash: String,
-    #[serde(with = "serde_bytes")]
+    #[serde(with = "crate::model::bytes")]
     pub archive: Vec<u8>,
     pub deployed_at: Millis,
 }
