@@ -132,7 +132,7 @@ test('a full origin gives STORAGE_FULL, keeps what it acknowledged, and recovers
       refusals, readsWhileFull, deletes, purged, again, afterReopen, workflows,
       acknowledged: acknowledged.length, kept: kept.length, listed: listed.length,
       unique: new Set(listed).size, written: written.length, full, afterDelete, reopenedUsage,
-      deletedCount: deleted.length, filled,
+      deletedCount: deleted.length, filled, logged: head,
     };
   });
   const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
@@ -155,6 +155,8 @@ test('a full origin gives STORAGE_FULL, keeps what it acknowledged, and recovers
   assert.equal(report.afterReopen, 'ok');
   assert.equal(report.listed, report.written);
   assert.equal(report.unique, report.written);
-  assert.deepEqual(report.workflows, ['log']);
+  // The purge took the closed workflows and left the open one (which has events only if a
+  // small append still fitted: each write also records its request id).
+  assert.deepEqual(report.workflows, report.logged > 0 ? ['log'] : []);
   await page.close();
 });
