@@ -226,16 +226,16 @@ test('a second tab shares the store: its workflow runs in the leader tab, and it
   assert.equal(await second.getAttribute('body', 'data-role'), 'follower');
   assert.equal(await page.getAttribute('body', 'data-role'), 'leader');
   // Started in the follower tab, run by the leader's runner; both inspectors follow it live.
-  await second.click('[data-start="order"]');
-  const completed = (n) => () => document.querySelectorAll('#workflows [data-status="completed"]').length === n;
-  await second.waitForFunction(completed(4), null, { timeout: 30_000 });
-  await page.waitForFunction(completed(4), null, { timeout: 10_000 });
+  await second.click('[data-start="order-fulfilment"]');
+  const completed = (n) => document.querySelectorAll('#workflows [data-status="completed"]').length === n;
+  await second.waitForFunction(completed, 4, { timeout: 30_000 });
+  await page.waitForFunction(completed, 4, { timeout: 10_000 });
   // The leader tab goes; the second tab becomes the leader and runs what is started next.
   await page.close();
   page = second;
   await page.waitForSelector('body[data-role="leader"]', { timeout: 15_000 });
-  await page.click('[data-start="order"]');
-  await page.waitForFunction(completed(5), null, { timeout: 30_000 });
+  await page.click('[data-start="order-fulfilment"]');
+  await page.waitForFunction(completed, 5, { timeout: 30_000 });
   const ledger = await page.evaluate(() => window.demo.worldLedger());
   const twice = Object.entries(ledger).filter(([, entry]) => entry.performed > 1);
   assert.deepEqual(twice, [], 'no side effect performed twice');
