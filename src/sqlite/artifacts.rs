@@ -198,6 +198,8 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn get_artifact(&self, scope: &str, artifact_id: &str) -> Result<Artifact> {
+        check_id("scope", scope)?;
+        check_id("artifactId", artifact_id)?;
         let row = self
             .conn()
             .prepare_cached(&format!(
@@ -216,6 +218,7 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn list_artifacts(&self, scope: &str) -> Result<Vec<ArtifactMeta>> {
+        check_id("scope", scope)?;
         let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT {META_COLUMNS} FROM artifacts WHERE scope = ?1
              ORDER BY created_at, artifact_id"
@@ -225,6 +228,8 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool> {
+        check_id("scope", scope)?;
+        check_id("artifactId", artifact_id)?;
         let deleted = self
             .conn()
             .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?

@@ -59,6 +59,7 @@ fn encode_state(checkpoint: &Checkpoint) -> Result<String> {
 
 impl CheckpointStore for SqliteStore {
     fn load_checkpoint(&self, checkpoint_id: &str) -> Result<Checkpoint> {
+        check_id("checkpointId", checkpoint_id)?;
         let raw = self
             .conn()
             .prepare_cached(&format!(
@@ -115,6 +116,7 @@ impl CheckpointStore for SqliteStore {
     }
 
     fn list_run_checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>> {
+        check_id("runId", run_id)?;
         let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?1 ORDER BY checkpoint_id"
         ))?;

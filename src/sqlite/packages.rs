@@ -94,6 +94,8 @@ impl PackageStore for SqliteStore {
         workflow_type: &str,
         content_hash: &str,
     ) -> Result<Option<PackageRecord>> {
+        check_id("workflowType", workflow_type)?;
+        check_hash("contentHash", content_hash)?;
         Ok(self
             .conn()
             .prepare_cached(&format!(
@@ -112,6 +114,8 @@ impl PackageStore for SqliteStore {
     }
 
     fn delete_package(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
+        check_id("workflowType", workflow_type)?;
+        check_hash("contentHash", content_hash)?;
         let tx = self.write_tx()?;
         let deleted = tx
             .prepare_cached("DELETE FROM packages WHERE workflow_type = ?1 AND content_hash = ?2")?
@@ -163,6 +167,7 @@ impl PackageStore for SqliteStore {
     }
 
     fn get_package_route(&self, workflow_type: &str) -> Result<Option<String>> {
+        check_id("workflowType", workflow_type)?;
         Ok(self
             .conn()
             .prepare_cached("SELECT content_hash FROM package_routes WHERE workflow_type = ?1")?

@@ -58,6 +58,7 @@ impl RunJournal for SqliteStore {
     }
 
     fn read_run_events(&self, run_id: &str) -> Result<Vec<RunEvent>> {
+        check_id("runId", run_id)?;
         let mut stmt = self.conn().prepare_cached(
             "SELECT event_id, sequence, recorded_at, data FROM run_events
              WHERE run_id = ?1 ORDER BY sequence",
