@@ -152,7 +152,8 @@ function describe(error) {
 for (const method of METHODS) {
   Object.defineProperty(RunStore.prototype, method, {
     value(...args) {
-      return this[send](method, args);
+      // Arguments past the method's own are ignored, as the wasm class ignores them.
+      return this[send](method, args.slice(0, PARAMETERS[method].length));
     },
     writable: true,
     configurable: true,

@@ -12,7 +12,8 @@ use crate::error::Result;
 #[serde(
     tag = "type",
     rename_all = "camelCase",
-    rename_all_fields = "camelCase"
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
 )]
 pub enum EffectStatus {
     /// Recorded, not yet issued: safe to issue.

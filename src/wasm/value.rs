@@ -183,12 +183,24 @@ impl<'de> de::Deserializer<'de> for Value {
         }
     }
 
+    /// Bytes come from a `Uint8Array` only: serde_bytes would take a string's UTF-8 too.
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        match self {
+            Value::Bytes(bytes) => visitor.visit_byte_buf(bytes),
+            other => Err(de::Error::invalid_type(other.unexpected(), &"a Uint8Array")),
+        }
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_bytes(visitor)
+    }
+
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         visitor.visit_unit()
     }
 
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit_struct seq tuple tuple_struct map identifier
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string unit_struct seq
+        tuple tuple_struct map identifier
     }
 }

@@ -40,6 +40,9 @@ async function run(entry, repeat) {
 
 function check(report, label) {
   assert.equal(report.failed, undefined, report.failed);
+  if (report.property.failures.length) {
+    console.log(`[${label}] property failures:`, JSON.stringify(report.property.failures, null, 1));
+  }
   console.log(`[${label}] seed ${seed}: ${report.property.calls} random calls in ${ms} ms, ` +
     `${report.repeated.wrong} wrong of the repeated exceptions`);
   for (const name of ['memvfs', 'memdb']) {
@@ -55,7 +58,11 @@ function check(report, label) {
 }
 
 test('through runstore/core in an app worker: hostile input is INVALID_INPUT and harms nothing', async () => {
-  check(await run('runHostileCore', 3000), 'core');
+  const report = await run('runHostileCore', 3000);
+  check(report, 'core');
+  console.log(`[core] wasm memory grown by ${report.oversized.grownBytes} bytes refusing a 256 MiB id, 200 MiB of bytes, an array of 2^32-1`);
+  assert.deepEqual(report.oversized.codes, ['INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT']);
+  assert.ok(report.oversized.grownBytes < 2 ** 20, `${report.oversized.grownBytes} bytes`);
 });
 
 test('through the main-thread client: hostile input is INVALID_INPUT and harms nothing', async () => {

@@ -17,14 +17,34 @@ async function refusedNames() {
   return out;
 }
 
+/** How much wasm memory refusing oversized arguments takes: nothing is copied in first. */
+function growthFromOversized(store, memory) {
+  const before = memory.buffer.byteLength;
+  const codes = [];
+  for (const call of [
+    () => store.head('x'.repeat(256 * 2 ** 20)),
+    () => store.putArtifact({ scope: 's', mediaType: 'm', bytes: new Uint8Array(200 * 2 ** 20) }, 0),
+    () => store.append('wf', new Array(2 ** 32 - 1), 1),
+  ]) {
+    try {
+      call();
+      codes.push('resolved');
+    } catch (error) {
+      codes.push(error.code);
+    }
+  }
+  return { codes, grownBytes: memory.buffer.byteLength - before };
+}
+
 self.onmessage = async ({ data }) => {
   try {
-    await init();
+    const { memory } = await init();
     const report = { names: await refusedNames() };
     const name = `hostile-core-${data.seed}`;
     let store = await RunStoreCore.open(name, { persistence: 'opfs' });
     const call = async (method, args) => store[method](...args);
     report.table = await runTable(call, { client: false });
+    report.oversized = growthFromOversized(store, memory);
     report.repeated = await runRepeated(call, data.repeat);
     report.readOnce = await runReadOnce(call);
     report.property = await runProperty(call, { ...data, client: false });
