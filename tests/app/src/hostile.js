@@ -147,7 +147,9 @@ export const CASES = [
   ['empty workflow id in a visibility record', 'upsertVisibility', () => [{ workflowId: '', runId: 'r', workflowType: 't', status: 's', startTime: 0 }],
     'INVALID_INPUT', 'record.workflowId'],
   ['unknown field in an effect status', 'compareAndSwapEffect', () => [{ effectId: 'ef2', capabilityId: 'c', revision: 0, request: {},
-    status: { type: 'completed', output: 1, junk: 1 }, updatedAt: 0 }, null], 'INVALID_INPUT', 'record.status'],
+    status: { type: 'completed', output: 1, junk: 1 }, updatedAt: 0 }, null], 'INVALID_INPUT', 'record.status.junk'],
+  ['unknown field beside a payload-free effect status', 'compareAndSwapEffect', () => [{ effectId: 'ef2', capabilityId: 'c', revision: 0,
+    request: {}, status: { type: 'prepared', junk: 1 }, updatedAt: 0 }, null], 'INVALID_INPUT', 'record.status.junk'],
   ['empty name in a namespace record', 'putNamespace', () => [{ name: '', origin: 'explicit', state: 'active', createdAt: 0, lastSeen: 0 }],
     'INVALID_INPUT', 'record.name'],
 ];
