@@ -1,7 +1,7 @@
 // The main-thread client: RunStore.open starts a dedicated worker that hosts the store (OPFS
 // needs one) and every method returns a Promise settled by the worker's answer.
 import { RunStoreError, toRunStoreError } from './errors.js';
-import { METHODS } from './methods.js';
+import { METHODS, PARAMETERS } from './methods.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
@@ -73,9 +73,11 @@ export class RunStore {
       try {
         this.#worker.postMessage({ id, method, args });
       } catch (error) {
-        // Functions, symbols and other values that cannot be cloned never reach the store.
+        // Functions, symbols, Proxies, throwing getters and other values that cannot be
+        // cloned never reach the store.
         this.#pending.delete(id);
-        reject(new RunStoreError('INVALID_INPUT', `arguments of ${method} cannot be sent to the store: ${error.message}`, { field: method }));
+        const field = unsendablePath(method, args);
+        reject(new RunStoreError('INVALID_INPUT', `${field} cannot be sent to the store: ${describe(error)}`, { field }));
       }
     });
   }
@@ -94,10 +96,65 @@ export class RunStore {
   }
 }
 
+/** Nesting and breadth beyond which the search for an unsendable value stops. */
+const SEARCH_DEPTH = 64;
+const SEARCH_ENTRIES = 10_000;
+
+/**
+ * The path of the first value in `args` that postMessage cannot send, from the method's
+ * parameter names: `events[0].data`. Runs only after a send failed.
+ */
+function unsendablePath(method, args) {
+  const names = PARAMETERS[method] ?? [];
+  for (let i = 0; i < args.length; i++) {
+    const path = firstUnsendable(args[i], names[i] ?? `arguments[${i}]`, 0);
+    if (path) return path;
+  }
+  return names[0] ?? method;
+}
+
+function firstUnsendable(value, path, depth) {
+  try {
+    structuredClone(value);
+    return null;
+  } catch {
+    // Look inside for the value that failed.
+  }
+  if (depth >= SEARCH_DEPTH || value === null || typeof value !== 'object') return path;
+  try {
+    const isArray = Array.isArray(value);
+    // Own entries only: a sparse array of length 2 ** 32 - 1 has few.
+    const entries = Object.entries(value).slice(0, SEARCH_ENTRIES);
+    for (const [key, item] of entries) {
+      const step = isArray ? `[${key}]` : `.${clip(key)}`;
+      const inner = firstUnsendable(item, path + step, depth + 1);
+      if (inner) return inner;
+    }
+  } catch {
+    // A Proxy or getter that throws: this value is the one.
+  }
+  return path;
+}
+
+/** A caller's text cut to a length a message can quote. */
+function clip(text, chars = 64) {
+  return text.length <= chars ? text : `${text.slice(0, chars)}… (${text.length} characters)`;
+}
+
+/** The message of a thrown value, which may itself be hostile. */
+function describe(error) {
+  try {
+    return clip(String(error?.message ?? error), 200);
+  } catch {
+    return 'it cannot be cloned';
+  }
+}
+
 for (const method of METHODS) {
   Object.defineProperty(RunStore.prototype, method, {
     value(...args) {
-      return this[send](method, args);
+      // Arguments past the method's own are ignored, as the wasm class ignores them.
+      return this[send](method, args.slice(0, PARAMETERS[method].length));
     },
     writable: true,
     configurable: true,
