@@ -72,6 +72,11 @@ pub enum Error {
     /// Any other failure of the underlying database.
     #[error("database failure: {message}")]
     Backend { message: String },
+
+    /// Operation `index` of a step failed with `error`; nothing of the step was written. Its
+    /// [`Error::code`] is the code of `error`.
+    #[error("operation {index} of the step failed: {error}")]
+    Operation { index: usize, error: Box<Error> },
 }
 
 /// The revision part of a conflict's message; nothing for an entity without revisions (a
@@ -104,6 +109,7 @@ impl Error {
             Error::OpfsUnavailable { .. } => "OPFS_UNAVAILABLE",
             Error::Corrupt { .. } => "CORRUPT",
             Error::Backend { .. } => "BACKEND",
+            Error::Operation { error, .. } => error.code(),
         }
     }
 
@@ -112,6 +118,22 @@ impl Error {
         Error::InvalidInput {
             field: field.into(),
             reason: reason.into(),
+        }
+    }
+
+    /// This error as the failure of operation `index` of a step.
+    pub fn in_operation(self, index: usize) -> Self {
+        Error::Operation {
+            index,
+            error: Box::new(self),
+        }
+    }
+
+    /// The error itself, without the step operation that wraps it.
+    pub fn cause(&self) -> &Error {
+        match self {
+            Error::Operation { error, .. } => error.cause(),
+            other => other,
         }
     }
 

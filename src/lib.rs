@@ -39,6 +39,7 @@ pub use model::namespaces::*;
 pub use model::outbox::*;
 pub use model::packages::*;
 pub use model::run_journal::*;
+pub use model::steps::*;
 pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::Millis;

@@ -162,7 +162,8 @@ on_both!(
     effects,
     run_journal,
     artifacts,
-    conversations
+    conversations,
+    steps
 );
 
 // ---- OPFS behaviour only a browser has ----

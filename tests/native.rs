@@ -85,5 +85,6 @@ on_both!(
     effects,
     run_journal,
     artifacts,
-    conversations
+    conversations,
+    steps
 );

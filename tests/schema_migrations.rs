@@ -2,7 +2,7 @@
 //! database from a newer version is refused and left byte for byte as it was.
 #![cfg(not(target_family = "wasm"))]
 
-use runstore::{Error, EventJournal, SqliteStore, SCHEMA_VERSION};
+use runstore::{Error, EventJournal, Operation, SqliteStore, Step, StepStore, SCHEMA_VERSION};
 
 fn user_version(path: &std::path::Path) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -74,4 +74,39 @@ fn a_failed_migration_leaves_the_database_at_its_old_version() {
         tables, 0,
         "the migration's earlier statements were rolled back"
     );
+}
+
+#[test]
+fn a_version_1_database_is_brought_to_the_current_version_with_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    {
+        // A database as version 1 of the store left it, with one event.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(include_str!("../src/sqlite/schema.sql"))
+            .unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO events VALUES ('wf', 1, 'x', 5,
+                 CAST(X'01' || '{"type":"custom","name":"x","recordedAt":5,"data":{"n":1}}' AS BLOB));
+               INSERT INTO workflows (workflow_id, head, status, updated_at)
+                 VALUES ('wf', 1, 'pending', 5);
+               PRAGMA user_version = 1;"#,
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    let history = store.read_history("wf").unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].event.data, serde_json::json!({"n": 1}));
+    // The request log of version 2 is there and works.
+    let step = Step::new()
+        .request_id("after-upgrade")
+        .with(Operation::ScheduleTimer {
+            workflow_id: "wf".into(),
+            timer_id: "t".into(),
+            fire_at: 1,
+        });
+    store.commit(&step).unwrap();
+    assert!(store.commit(&step).unwrap().replayed);
 }

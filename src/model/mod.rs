@@ -14,6 +14,7 @@ pub mod namespaces;
 pub mod outbox;
 pub mod packages;
 pub mod run_journal;
+pub mod steps;
 pub mod timers;
 pub mod visibility;
 

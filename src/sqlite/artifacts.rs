@@ -114,7 +114,7 @@ impl SqliteStore {
     /// Extends the expiry of a stored artifact to the later of the two and returns its
     /// metadata, `None` when it does not exist.
     fn extend_artifact(
-        tx: &rusqlite::Transaction<'_>,
+        tx: &rusqlite::Connection,
         scope: &str,
         artifact_id: &str,
         expires_at: Option<Millis>,
@@ -132,7 +132,7 @@ impl SqliteStore {
     }
 
     fn artifact_key_owner(
-        tx: &rusqlite::Transaction<'_>,
+        tx: &rusqlite::Connection,
         scope: &str,
         key: &str,
     ) -> Result<Option<String>> {

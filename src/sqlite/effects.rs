@@ -1,6 +1,6 @@
 //! SQL of the side-effect ledger (table `effects`).
 
-use rusqlite::{params, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::revisions::{conflict, next_revision, Target};
 use super::{check_id, check_size, encode_document, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
@@ -127,7 +127,7 @@ struct Stored {
     idempotency_key: Option<String>,
 }
 
-fn read_stored(tx: &Transaction<'_>, effect_id: &str) -> Result<Option<Stored>> {
+fn read_stored(tx: &Connection, effect_id: &str) -> Result<Option<Stored>> {
     let row = tx
         .prepare_cached(
             "SELECT revision, status, capability_id, idempotency_key FROM effects
@@ -233,7 +233,7 @@ impl SqliteStore {
         }
     }
 
-    fn key_owner(tx: &Transaction<'_>, record: &EffectRecord) -> Result<Option<String>> {
+    fn key_owner(tx: &Connection, record: &EffectRecord) -> Result<Option<String>> {
         Ok(tx
             .prepare_cached(
                 "SELECT effect_id FROM effects WHERE capability_id = ?1 AND idempotency_key = ?2",

@@ -1,6 +1,6 @@
 //! SQL of the workflow event journal and its status projection (tables `events`, `workflows`).
 
-use rusqlite::{params, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::outbox::check_rows as check_outbox_rows;
 use super::{
@@ -181,7 +181,7 @@ impl SqliteStore {
     /// The append inside a caller's transaction: checks the head, writes the events and
     /// advances the projection. Returns the new head.
     fn append_in(
-        tx: &Transaction<'_>,
+        tx: &Connection,
         workflow_id: &str,
         encoded: &[(Vec<u8>, &Event)],
         expected_seq: u64,

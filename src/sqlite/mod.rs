@@ -13,9 +13,12 @@ mod outbox;
 mod packages;
 mod revisions;
 mod run_journal;
+mod steps;
 mod timers;
 mod visibility;
 
+use std::cell::Cell;
+use std::ops::Deref;
 use std::path::Path;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
@@ -52,6 +55,9 @@ pub enum Medium {
 /// none. Several `SqliteStore`s may open the same native file; SQLite serialises their writes.
 pub struct SqliteStore {
     conn: Connection,
+    /// Set while [`crate::StepStore::commit`] applies a step: every write then joins the
+    /// step's transaction instead of opening its own.
+    in_step: Cell<bool>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -114,7 +120,10 @@ impl SqliteStore {
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;
         migrations::migrate(&conn)?;
-        Ok(Self { conn })
+        Ok(Self {
+            conn,
+            in_step: Cell::new(false),
+        })
     }
 
     /// Hands back the connection, for SQL the store does not offer (the benchmarks' plain-SQL
@@ -125,11 +134,22 @@ impl SqliteStore {
 
     /// Starts an `IMMEDIATE` transaction: it takes the write lock up front, so a read-then-write
     /// inside it cannot be invalidated by another writer. Dropping it uncommitted rolls back.
-    fn write_tx(&self) -> Result<Transaction<'_>> {
-        Ok(Transaction::new_unchecked(
-            &self.conn,
-            TransactionBehavior::Immediate,
-        )?)
+    ///
+    /// Inside a step the write joins the step's transaction: its `commit` does nothing, and
+    /// the step commits or rolls back everything at its end.
+    fn write_tx(&self) -> Result<WriteTx<'_>> {
+        let tx = if self.in_step.get() {
+            None
+        } else {
+            Some(Transaction::new_unchecked(
+                &self.conn,
+                TransactionBehavior::Immediate,
+            )?)
+        };
+        Ok(WriteTx {
+            tx,
+            conn: &self.conn,
+        })
     }
 
     /// Runs SQL directly, bypassing every check of the store. For tests that simulate data
@@ -142,6 +162,31 @@ impl SqliteStore {
     /// The connection, for reads that need no transaction.
     fn conn(&self) -> &Connection {
         &self.conn
+    }
+}
+
+/// A write transaction of one store method: its own `IMMEDIATE` transaction, or a part of
+/// the step being applied (see [`SqliteStore::write_tx`]).
+struct WriteTx<'c> {
+    tx: Option<Transaction<'c>>,
+    conn: &'c Connection,
+}
+
+impl WriteTx<'_> {
+    /// Commits the method's own transaction; inside a step, leaves that to the step.
+    fn commit(self) -> Result<()> {
+        if let Some(tx) = self.tx {
+            tx.commit()?;
+        }
+        Ok(())
+    }
+}
+
+impl Deref for WriteTx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use rusqlite::{params, OptionalExtension, Params, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Params, Row};
 
 use super::{
     check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES,
@@ -171,7 +171,7 @@ fn json_array(values: &[String]) -> Result<String> {
 impl SqliteStore {
     /// Inserts rows that passed [`check_rows`] inside a caller's transaction, ignoring existing
     /// dispatch keys. Returns how many were inserted.
-    pub(super) fn insert_checked_in(tx: &Transaction<'_>, rows: &[NewOutboxRow]) -> Result<u64> {
+    pub(super) fn insert_checked_in(tx: &Connection, rows: &[NewOutboxRow]) -> Result<u64> {
         // `ON CONFLICT (dispatch_key)` ignores only a duplicate key, where `INSERT OR IGNORE`
         // would also swallow a violated CHECK or NOT NULL constraint.
         let mut insert = tx.prepare_cached(
@@ -228,7 +228,7 @@ impl SqliteStore {
     }
 
     /// Says why a transition of `dispatch_key` changed nothing: the row is unknown or settled.
-    fn refusal_in(tx: &Transaction<'_>, dispatch_key: &str) -> Result<Error> {
+    fn refusal_in(tx: &Connection, dispatch_key: &str) -> Result<Error> {
         Ok(match Self::row_state(tx, dispatch_key)? {
             None => Error::not_found(ROW, dispatch_key),
             Some(_) => settled(dispatch_key),

@@ -1,6 +1,6 @@
 //! SQL of workflow packages and their routes (tables `packages`, `package_routes`).
 
-use rusqlite::{params, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::{check_id, check_size, SqliteStore, MAX_BLOB_BYTES};
 use crate::error::{Error, Result};
@@ -44,7 +44,7 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<PackageRecord> {
     })
 }
 
-fn route_in(tx: &Transaction<'_>, workflow_type: &str, content_hash: &str) -> Result<()> {
+fn route_in(tx: &Connection, workflow_type: &str, content_hash: &str) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO package_routes (workflow_type, content_hash) VALUES (?1, ?2)
          ON CONFLICT (workflow_type) DO UPDATE SET content_hash = excluded.content_hash",
@@ -53,7 +53,7 @@ fn route_in(tx: &Transaction<'_>, workflow_type: &str, content_hash: &str) -> Re
     Ok(())
 }
 
-fn hash_is_stored(tx: &Transaction<'_>, content_hash: &str) -> Result<bool> {
+fn hash_is_stored(tx: &Connection, content_hash: &str) -> Result<bool> {
     Ok(tx
         .prepare_cached("SELECT 1 FROM packages WHERE content_hash = ?1 LIMIT 1")?
         .exists([content_hash])?)

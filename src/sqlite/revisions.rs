@@ -1,9 +1,9 @@
 //! Compare-and-swap on a revision column, shared by the areas that keep one (checkpoints,
 //! effects, conversations): the revision a write must carry and the conflict it reports.
 
-use rusqlite::{Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 
-use super::{from_sql_int, to_sql_int};
+use super::{from_sql_int, to_sql_int, WriteTx};
 use crate::error::{Error, Result};
 
 /// The row a compare-and-swap targets.
@@ -63,7 +63,7 @@ pub(super) fn conflict(target: &Target<'_>, expected: Option<u64>, actual: Optio
 /// when it wrote the row, otherwise reports the revision found, read in the same
 /// transaction so that it is the one the write saw. Dropping `tx` rolls back.
 pub(super) fn commit_if_written(
-    tx: Transaction<'_>,
+    tx: WriteTx<'_>,
     changed: usize,
     target: &Target<'_>,
     expected: Option<u64>,

@@ -1,0 +1,227 @@
+//! Steps: operations of any areas applied in one transaction, under an optional request id
+//! that makes the whole step exactly-once across retries.
+//!
+//! An [`Operation`] is a write as data: the same shape travels from a workflow engine's step,
+//! from JS (one worker message), and later from another tab or a sync push. The store applies
+//! a [`Step`]'s operations in order inside one `IMMEDIATE` transaction, and records the request
+//! id with the outcome in that same transaction.
+
+use serde::{Deserialize, Serialize};
+
+use super::artifacts::{ArtifactMeta, NewArtifact};
+use super::checkpoints::Checkpoint;
+use super::conversations::ConversationState;
+use super::effects::EffectRecord;
+use super::journal::Event;
+use super::outbox::NewOutboxRow;
+use super::run_journal::RunEvent;
+use super::visibility::VisibilityRecord;
+use super::Millis;
+use crate::error::Result;
+
+/// Most operations one step may hold: a step is one transaction that holds the write lock.
+pub const MAX_STEP_OPERATIONS: usize = 1000;
+
+/// Request ids are kept at most this long after their commit (7 days).
+pub const REQUEST_RETENTION_MS: Millis = 7 * 24 * 60 * 60 * 1000;
+
+/// At most this many request ids are kept; the oldest go first.
+pub const MAX_KEPT_REQUESTS: u64 = 10_000;
+
+/// One write, as data. In JS the tag is the `op` field: `{ op: "append", workflowId, ... }`.
+/// Each operation has the semantics and errors of the store method of the same name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "op",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum Operation {
+    /// [`crate::EventJournal::append_with_outbox`]: events under the expected head, with
+    /// outbox rows (a dispatch key that exists already fails the step).
+    Append {
+        workflow_id: String,
+        events: Vec<Event>,
+        expected_seq: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        outbox: Vec<NewOutboxRow>,
+    },
+    /// [`crate::OutboxStore::insert_outbox`]: rows whose key exists already are skipped.
+    InsertOutbox { rows: Vec<NewOutboxRow> },
+    /// [`crate::OutboxStore::complete_outbox`].
+    CompleteOutbox { dispatch_key: String },
+    /// [`crate::OutboxStore::retry_outbox`].
+    RetryOutbox {
+        dispatch_key: String,
+        next_attempt: u32,
+        visible_after: Millis,
+    },
+    /// [`crate::OutboxStore::fail_outbox`].
+    FailOutbox { dispatch_key: String },
+    /// [`crate::OutboxStore::cancel_workflow_outbox`].
+    CancelWorkflowOutbox { workflow_id: String },
+    /// [`crate::TimerStore::schedule_timer`].
+    ScheduleTimer {
+        workflow_id: String,
+        timer_id: String,
+        fire_at: Millis,
+    },
+    /// [`crate::TimerStore::cancel_timer`].
+    CancelTimer {
+        workflow_id: String,
+        timer_id: String,
+    },
+    /// [`crate::CheckpointStore::compare_and_swap_checkpoint`].
+    CompareAndSwapCheckpoint {
+        checkpoint: Checkpoint,
+        #[serde(default)]
+        expected_revision: Option<u64>,
+    },
+    /// [`crate::EffectStore::compare_and_swap_effect`].
+    CompareAndSwapEffect {
+        record: EffectRecord,
+        #[serde(default)]
+        expected_revision: Option<u64>,
+    },
+    /// [`crate::VisibilityStore::upsert_visibility`].
+    UpsertVisibility { record: VisibilityRecord },
+    /// [`crate::RunJournal::record_run_event`].
+    RecordRunEvent { event: RunEvent },
+    /// [`crate::ConversationStore::save_conversation`].
+    SaveConversation {
+        state: ConversationState,
+        #[serde(default)]
+        expected_revision: Option<u64>,
+    },
+    /// [`crate::ArtifactStore::put_artifact`] at time `now`.
+    PutArtifact { artifact: NewArtifact, now: Millis },
+    /// [`crate::ArtifactStore::delete_artifact`].
+    DeleteArtifact { scope: String, artifact_id: String },
+}
+
+/// What one operation did, in the order of the step. The tag `op` names the operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum OperationOutcome {
+    /// The workflow's new head.
+    Append {
+        head: u64,
+    },
+    /// How many rows were inserted (duplicates skipped).
+    InsertOutbox {
+        inserted: u64,
+    },
+    CompleteOutbox {},
+    RetryOutbox {},
+    FailOutbox {},
+    /// The dispatch keys of the rows cancelled.
+    CancelWorkflowOutbox {
+        cancelled: Vec<String>,
+    },
+    ScheduleTimer {},
+    /// Whether a timer was there to cancel.
+    CancelTimer {
+        removed: bool,
+    },
+    /// The checkpoint's revision now stored.
+    CompareAndSwapCheckpoint {
+        revision: u64,
+    },
+    /// The effect's revision now stored.
+    CompareAndSwapEffect {
+        revision: u64,
+    },
+    UpsertVisibility {},
+    RecordRunEvent {},
+    /// The conversation's revision now stored.
+    SaveConversation {
+        revision: u64,
+    },
+    /// The artifact stored (or the one already holding the idempotency key).
+    PutArtifact {
+        artifact: ArtifactMeta,
+    },
+    /// Whether an artifact was there to delete.
+    DeleteArtifact {
+        deleted: bool,
+    },
+}
+
+/// Operations to apply together, with an optional request id.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Step {
+    /// Makes the step exactly-once: a step whose id committed before is not applied again;
+    /// the recorded outcome is returned instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    pub operations: Vec<Operation>,
+}
+
+impl Step {
+    /// An empty step; add operations with [`Step::with`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The step under `request_id`.
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+
+    /// The step with `operation` added at the end.
+    pub fn with(mut self, operation: Operation) -> Self {
+        self.operations.push(operation);
+        self
+    }
+}
+
+/// What a committed step did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepOutcome {
+    /// One outcome per operation, in order.
+    pub outcomes: Vec<OperationOutcome>,
+    /// True when the request id had committed before: nothing was applied now, and
+    /// `outcomes` are the ones recorded then.
+    pub replayed: bool,
+}
+
+/// A committed request as the store recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestRecord {
+    pub request_id: String,
+    /// When it committed, by the store's clock (ms since the epoch).
+    pub committed_at: Millis,
+    pub outcomes: Vec<OperationOutcome>,
+}
+
+/// Steps and their request log.
+pub trait StepStore {
+    /// Applies every operation of `step`, in order, in one `IMMEDIATE` transaction: all of
+    /// them commit or none. With a request id, the id and the outcomes are recorded in the
+    /// same transaction; a step under an id that committed before applies nothing and returns
+    /// the recorded outcomes with `replayed: true`.
+    ///
+    /// Request ids are kept for [`REQUEST_RETENTION_MS`] and at most [`MAX_KEPT_REQUESTS`] of
+    /// them (oldest dropped first); an id older than that is unknown again.
+    ///
+    /// # Errors
+    /// - [`crate::Error::Operation`] wrapping the failing operation's own error (its code is
+    ///   that error's code) with the operation's index; nothing is written.
+    /// - [`crate::Error::InvalidInput`] for an empty step, one of more than
+    ///   [`MAX_STEP_OPERATIONS`] operations, or an empty or oversized request id.
+    /// - [`crate::Error::Conflict`] (entity `"request"`) when the request id committed before
+    ///   with other operations.
+    fn commit(&self, step: &Step) -> Result<StepOutcome>;
+
+    /// The recorded outcome of request `request_id`, `None` when no step under that id
+    /// committed (or it has expired).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty or oversized id.
+    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>>;
+}

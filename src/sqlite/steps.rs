@@ -1,0 +1,248 @@
+//! SQL of steps and the request log (table `requests`): a step's operations run through the
+//! ordinary store methods inside one transaction (see `SqliteStore::write_tx`), and its request
+//! id is recorded with the outcomes before that transaction commits.
+
+use std::cell::Cell;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+use super::{check_id, to_sql_int, SqliteStore};
+use crate::error::{Error, Result};
+use crate::model::steps::*;
+use crate::*;
+
+/// Marks the store as applying a step for as long as it lives, also when an operation fails.
+struct InStep<'a>(&'a Cell<bool>);
+
+impl<'a> InStep<'a> {
+    fn enter(flag: &'a Cell<bool>) -> Self {
+        flag.set(true);
+        InStep(flag)
+    }
+}
+
+impl Drop for InStep<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+fn check_step(step: &Step) -> Result<()> {
+    if let Some(request_id) = &step.request_id {
+        check_id("requestId", request_id)?;
+    }
+    match step.operations.len() {
+        0 => Err(Error::invalid(
+            "operations",
+            "a step needs at least one operation",
+        )),
+        n if n > MAX_STEP_OPERATIONS => Err(Error::invalid(
+            "operations",
+            format!("holds {n} operations; the limit is {MAX_STEP_OPERATIONS}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What identifies a step's content: the same request id with another fingerprint is
+/// another step, not a retry.
+fn fingerprint(operations: &[Operation]) -> Result<String> {
+    let digest = Sha256::digest(serde_json::to_vec(operations)?);
+    Ok(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// The fingerprint and outcomes recorded for `request_id`.
+fn recorded(conn: &Connection, request_id: &str) -> Result<Option<(String, RequestRecord)>> {
+    let row: Option<(String, i64, String)> = conn
+        .prepare_cached(
+            "SELECT fingerprint, committed_at, outcomes FROM requests WHERE request_id = ?1",
+        )?
+        .query_row([request_id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .optional()?;
+    let Some((fingerprint, committed_at, outcomes)) = row else {
+        return Ok(None);
+    };
+    let outcomes = serde_json::from_str(&outcomes).map_err(|e| Error::Corrupt {
+        message: format!("recorded outcome of request {request_id}: {e}"),
+    })?;
+    let record = RequestRecord {
+        request_id: request_id.to_owned(),
+        committed_at,
+        outcomes,
+    };
+    Ok(Some((fingerprint, record)))
+}
+
+/// Records a request with its outcomes, then forgets the requests past the log's bounds.
+fn record(
+    conn: &Connection,
+    request_id: &str,
+    fingerprint: &str,
+    outcomes: &[OperationOutcome],
+) -> Result<()> {
+    let (seq, committed_at): (i64, i64) = conn
+        .prepare_cached(
+            "INSERT INTO requests (request_id, fingerprint, outcomes, committed_at)
+             VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+             RETURNING seq, committed_at",
+        )?
+        .query_row(
+            params![request_id, fingerprint, serde_json::to_string(outcomes)?],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+    let kept = to_sql_int("kept", MAX_KEPT_REQUESTS)?;
+    conn.prepare_cached("DELETE FROM requests WHERE seq <= ?1 - ?2")?
+        .execute([seq, kept])?;
+    conn.prepare_cached("DELETE FROM requests WHERE committed_at < ?1 - ?2")?
+        .execute([committed_at, REQUEST_RETENTION_MS])?;
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Applies one operation through the store method of the same name.
+    fn apply(&self, operation: &Operation) -> Result<OperationOutcome> {
+        use OperationOutcome as Done;
+        Ok(match operation {
+            Operation::Append {
+                workflow_id,
+                events,
+                expected_seq,
+                outbox,
+            } => Done::Append {
+                head: self.append_with_outbox(workflow_id, events, *expected_seq, outbox)?,
+            },
+            Operation::InsertOutbox { rows } => Done::InsertOutbox {
+                inserted: self.insert_outbox(rows)?,
+            },
+            Operation::CompleteOutbox { dispatch_key } => {
+                self.complete_outbox(dispatch_key)?;
+                Done::CompleteOutbox {}
+            }
+            Operation::RetryOutbox {
+                dispatch_key,
+                next_attempt,
+                visible_after,
+            } => {
+                self.retry_outbox(dispatch_key, *next_attempt, *visible_after)?;
+                Done::RetryOutbox {}
+            }
+            Operation::FailOutbox { dispatch_key } => {
+                self.fail_outbox(dispatch_key)?;
+                Done::FailOutbox {}
+            }
+            Operation::CancelWorkflowOutbox { workflow_id } => Done::CancelWorkflowOutbox {
+                cancelled: self.cancel_workflow_outbox(workflow_id)?,
+            },
+            Operation::ScheduleTimer {
+                workflow_id,
+                timer_id,
+                fire_at,
+            } => {
+                self.schedule_timer(workflow_id, timer_id, *fire_at)?;
+                Done::ScheduleTimer {}
+            }
+            Operation::CancelTimer {
+                workflow_id,
+                timer_id,
+            } => Done::CancelTimer {
+                removed: self.cancel_timer(workflow_id, timer_id)?,
+            },
+            Operation::CompareAndSwapCheckpoint {
+                checkpoint,
+                expected_revision,
+            } => {
+                self.compare_and_swap_checkpoint(checkpoint, *expected_revision)?;
+                Done::CompareAndSwapCheckpoint {
+                    revision: checkpoint.revision,
+                }
+            }
+            Operation::CompareAndSwapEffect {
+                record,
+                expected_revision,
+            } => {
+                self.compare_and_swap_effect(record, *expected_revision)?;
+                Done::CompareAndSwapEffect {
+                    revision: record.revision,
+                }
+            }
+            Operation::UpsertVisibility { record } => {
+                self.upsert_visibility(record)?;
+                Done::UpsertVisibility {}
+            }
+            Operation::RecordRunEvent { event } => {
+                self.record_run_event(event)?;
+                Done::RecordRunEvent {}
+            }
+            Operation::SaveConversation {
+                state,
+                expected_revision,
+            } => {
+                self.save_conversation(state, *expected_revision)?;
+                Done::SaveConversation {
+                    revision: state.revision,
+                }
+            }
+            Operation::PutArtifact { artifact, now } => Done::PutArtifact {
+                artifact: self.put_artifact(artifact, *now)?,
+            },
+            Operation::DeleteArtifact { scope, artifact_id } => Done::DeleteArtifact {
+                deleted: self.delete_artifact(scope, artifact_id)?,
+            },
+        })
+    }
+}
+
+impl StepStore for SqliteStore {
+    fn commit(&self, step: &Step) -> Result<StepOutcome> {
+        check_step(step)?;
+        let fingerprint = match &step.request_id {
+            Some(_) => Some(fingerprint(&step.operations)?),
+            None => None,
+        };
+        let tx = self.write_tx()?;
+        if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
+            // Read under the write lock: no other connection can commit this id meanwhile.
+            if let Some((recorded_fingerprint, record)) = recorded(&tx, request_id)? {
+                if &recorded_fingerprint != fingerprint {
+                    return Err(Error::Conflict {
+                        entity: "request",
+                        id: request_id.clone(),
+                        expected: None,
+                        actual: None,
+                    });
+                }
+                return Ok(StepOutcome {
+                    outcomes: record.outcomes,
+                    replayed: true,
+                });
+            }
+        }
+        let outcomes = {
+            let _in_step = InStep::enter(&self.in_step);
+            step.operations
+                .iter()
+                .enumerate()
+                .map(|(index, operation)| {
+                    self.apply(operation)
+                        .map_err(|error| error.in_operation(index))
+                })
+                .collect::<Result<Vec<_>>>()?
+        };
+        if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
+            record(&tx, request_id, fingerprint, &outcomes)?;
+        }
+        tx.commit()?;
+        Ok(StepOutcome {
+            outcomes,
+            replayed: false,
+        })
+    }
+
+    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
+        check_id("requestId", request_id)?;
+        Ok(recorded(self.conn(), request_id)?.map(|(_, record)| record))
+    }
+}
