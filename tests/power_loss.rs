@@ -6,7 +6,8 @@
 //! compare-and-swaps, outbox claims and settlements, artifact puts and purges, WAL checkpoints,
 //! closing and reopening the store) on a new simulated disk, with the power cut at a random
 //! mutating file call: anywhere, including inside the schema migration of the new database
-//! (one seed in eight), inside a WAL checkpoint, or inside the close of the store. The store is
+//! (one seed in eight), at a sync or just after one (one in four of the others), inside a WAL
+//! checkpoint, or inside the close of the store. The store is
 //! then reopened from what the platter holds and its whole content (every table, every row)
 //! compared with a reference store that replays the steps that returned:
 //! - `full`: the content equals the state after every returned step (or after the step in
@@ -33,7 +34,7 @@ use proptest::test_runner::{RngAlgorithm, TestRng};
 use runstore::{
     ArtifactStore, Checkpoint, CheckpointStore, ClaimFilter, Durability, EffectRecord,
     EffectStatus, EffectStatusKind, EffectStore, Event, EventJournal, EventKind, Medium, Millis,
-    NewArtifact, NewOutboxRow, OutboxStore, SqliteStore,
+    NewArtifact, NewOutboxRow, Operation, OutboxStore, SqliteStore, Step, StepStore, TimerStore,
 };
 use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
@@ -100,31 +101,14 @@ impl Setting {
 
 /// One unit of work. Every variant but the last two is one transaction of the store.
 #[derive(Debug, Clone)]
-enum Step {
-    Append {
-        workflow: String,
-        events: Vec<Event>,
-        expected: u64,
-        outbox: Vec<NewOutboxRow>,
-    },
-    Checkpoint {
-        checkpoint: Checkpoint,
-        expected: Option<u64>,
-    },
-    Effect {
-        record: EffectRecord,
-        expected: Option<u64>,
-    },
+enum Action {
+    /// One operation through the store method of its name.
+    Call(Operation),
+    /// Operations of several areas in one step, through `commit`, often under a request id.
+    Commit(Step),
     Claim {
         now: Millis,
         limit: u32,
-    },
-    Complete {
-        keys: Vec<String>,
-    },
-    PutArtifact {
-        artifact: NewArtifact,
-        now: Millis,
     },
     Purge {
         now: Millis,
@@ -135,61 +119,79 @@ enum Step {
     Reopen,
 }
 
-impl Step {
+impl Action {
     fn is_commit(&self) -> bool {
-        !matches!(self, Step::WalCheckpoint(_) | Step::Reopen)
+        !matches!(self, Action::WalCheckpoint(_) | Action::Reopen)
     }
 
-    /// Applies a commit; returns the dispatch keys a claim took.
+    /// Applies the action; returns the dispatch keys a claim took.
     fn apply(&self, store: &SqliteStore) -> runstore::Result<Vec<String>> {
         match self {
-            Step::Append {
-                workflow,
-                events,
-                expected,
-                outbox,
-            } => store
-                .append_with_outbox(workflow, events, *expected, outbox)
-                .map(|_| Vec::new()),
-            Step::Checkpoint {
-                checkpoint,
-                expected,
-            } => store
-                .compare_and_swap_checkpoint(checkpoint, *expected)
-                .map(|()| Vec::new()),
-            Step::Effect { record, expected } => store
-                .compare_and_swap_effect(record, *expected)
-                .map(|()| Vec::new()),
-            Step::Claim { now, limit } => Ok(store
+            Action::Call(operation) => call(store, operation).map(|()| Vec::new()),
+            Action::Commit(step) => store.commit(step).map(|_| Vec::new()),
+            Action::Claim { now, limit } => Ok(store
                 .claim_outbox(*now, *limit, &ClaimFilter::default())?
                 .into_iter()
                 .map(|row| row.dispatch_key)
                 .collect()),
-            Step::Complete { keys } => store.complete_outbox_batch(keys).map(|()| Vec::new()),
-            Step::PutArtifact { artifact, now } => {
-                store.put_artifact(artifact, *now).map(|_| Vec::new())
-            }
-            Step::Purge { now } => store.purge_expired_artifacts(*now).map(|_| Vec::new()),
-            Step::WalCheckpoint(mode) => store
+            Action::Purge { now } => store.purge_expired_artifacts(*now).map(|_| Vec::new()),
+            Action::WalCheckpoint(mode) => store
                 .raw_execute(&format!("PRAGMA wal_checkpoint({mode})"))
                 .map(|()| Vec::new()),
-            Step::Reopen => unreachable!("the runner reopens the store"),
+            Action::Reopen => unreachable!("the runner reopens the store"),
         }
     }
 }
 
-/// Generates valid steps from what the steps that returned did, so that every step succeeds
-/// unless the power goes.
-struct Workload {
-    rng: TestRng,
-    now: Millis,
+/// The store method of each operation the workload makes.
+fn call(store: &SqliteStore, operation: &Operation) -> runstore::Result<()> {
+    match operation {
+        Operation::Append {
+            workflow_id,
+            events,
+            expected_seq,
+            outbox,
+        } => store
+            .append_with_outbox(workflow_id, events, *expected_seq, outbox)
+            .map(|_| ()),
+        Operation::CompleteOutbox { dispatch_key } => store.complete_outbox(dispatch_key),
+        Operation::ScheduleTimer {
+            workflow_id,
+            timer_id,
+            fire_at,
+        } => store.schedule_timer(workflow_id, timer_id, *fire_at),
+        Operation::CompareAndSwapCheckpoint {
+            checkpoint,
+            expected_revision,
+        } => store.compare_and_swap_checkpoint(checkpoint, *expected_revision),
+        Operation::CompareAndSwapEffect {
+            record,
+            expected_revision,
+        } => store.compare_and_swap_effect(record, *expected_revision),
+        Operation::PutArtifact { artifact, now } => store.put_artifact(artifact, *now).map(|_| ()),
+        other => unreachable!("the workload makes no {other:?}"),
+    }
+}
+
+/// What the actions that returned did, as far as the next actions need to know.
+#[derive(Clone, Default)]
+struct Model {
     heads: [u64; WORKFLOWS],
     checkpoints: [Option<u64>; CHECKPOINTS],
     effects: [Option<(u64, EffectStatusKind)>; EFFECTS],
-    pending: Vec<String>,
     claimed: Vec<String>,
     next_key: u64,
     next_artifact: u64,
+    next_request: u64,
+}
+
+/// Generates valid actions from the model, so that every action succeeds unless the power
+/// goes. An action is generated on a copy of the model, which replaces it once it returned.
+struct Workload {
+    rng: TestRng,
+    now: Millis,
+    model: Model,
+    tentative: Model,
 }
 
 impl Workload {
@@ -197,13 +199,8 @@ impl Workload {
         Self {
             rng: rng(seed, 1),
             now: 1_000,
-            heads: [0; WORKFLOWS],
-            checkpoints: [None; CHECKPOINTS],
-            effects: [None; EFFECTS],
-            pending: Vec::new(),
-            claimed: Vec::new(),
-            next_key: 0,
-            next_artifact: 0,
+            model: Model::default(),
+            tentative: Model::default(),
         }
     }
 
@@ -213,40 +210,69 @@ impl Workload {
         "x".repeat(len)
     }
 
-    fn next(&mut self) -> Step {
+    fn next(&mut self) -> Action {
         self.now += self.rng.random_range(1..5);
+        self.tentative = self.model.clone();
         match self.rng.random_range(0..100u32) {
-            0..30 => self.append(),
-            30..45 => self.checkpoint(),
-            45..57 => self.effect(),
-            57..67 => Step::Claim {
+            0..35 => Action::Call(self.operation()),
+            35..65 => self.commit(),
+            65..75 => Action::Claim {
                 now: self.now,
                 limit: self.rng.random_range(1..4),
             },
-            67..75 if !self.claimed.is_empty() => {
-                let take = self.rng.random_range(1..=self.claimed.len());
-                Step::Complete {
-                    keys: self.claimed[..take].to_vec(),
-                }
-            }
-            67..85 => self.put_artifact(),
-            85..90 => Step::Purge { now: self.now },
-            90..97 => {
+            75..83 => Action::Purge { now: self.now },
+            83..93 => {
                 let modes = ["PASSIVE", "FULL", "RESTART", "TRUNCATE"];
-                Step::WalCheckpoint(modes[self.rng.random_range(0..modes.len())])
+                Action::WalCheckpoint(modes[self.rng.random_range(0..modes.len())])
             }
-            _ => Step::Reopen,
+            _ => Action::Reopen,
         }
     }
 
-    fn append(&mut self) -> Step {
+    /// Takes in an action that returned, with the keys it claimed.
+    fn returned(&mut self, claimed: Vec<String>) {
+        self.model = std::mem::take(&mut self.tentative);
+        self.model.claimed.extend(claimed);
+    }
+
+    fn commit(&mut self) -> Action {
+        let count = self.rng.random_range(2..6);
+        let mut step = Step::new();
+        for _ in 0..count {
+            step = step.with(self.operation());
+        }
+        if self.rng.random_bool(0.5) {
+            self.tentative.next_request += 1;
+            step = step.request_id(format!("req-{}", self.tentative.next_request));
+        }
+        Action::Commit(step)
+    }
+
+    fn operation(&mut self) -> Operation {
+        match self.rng.random_range(0..100u32) {
+            0..35 => self.append(),
+            35..55 => self.checkpoint(),
+            55..70 => self.effect(),
+            70..80 if !self.tentative.claimed.is_empty() => Operation::CompleteOutbox {
+                dispatch_key: self.tentative.claimed.remove(0),
+            },
+            70..85 => Operation::ScheduleTimer {
+                workflow_id: format!("wf-{}", self.rng.random_range(0..WORKFLOWS)),
+                timer_id: format!("t-{}", self.rng.random_range(0..4)),
+                fire_at: self.now + self.rng.random_range(0..1000),
+            },
+            _ => self.put_artifact(),
+        }
+    }
+
+    fn append(&mut self) -> Operation {
         let w = self.rng.random_range(0..WORKFLOWS);
-        let workflow = format!("wf-{w}");
-        let expected = self.heads[w];
+        let workflow_id = format!("wf-{w}");
+        let expected_seq = self.tentative.heads[w];
         let count = self.rng.random_range(1..4);
         let events = (0..count)
             .map(|i| Event {
-                kind: if expected == 0 && i == 0 {
+                kind: if expected_seq == 0 && i == 0 {
                     EventKind::Started {
                         workflow_type: "order".into(),
                         run_id: format!("run-{w}"),
@@ -260,6 +286,7 @@ impl Workload {
                 data: json!({ "pad": self.padding(1500) }),
             })
             .collect();
+        self.tentative.heads[w] += count;
         let rows = if self.rng.random_bool(0.5) {
             self.rng.random_range(1..3)
         } else {
@@ -267,11 +294,11 @@ impl Workload {
         };
         let outbox = (0..rows)
             .map(|i| {
-                self.next_key += 1;
+                self.tentative.next_key += 1;
                 NewOutboxRow {
-                    dispatch_key: format!("d-{}", self.next_key),
-                    workflow_id: workflow.clone(),
-                    ordinal: expected + i,
+                    dispatch_key: format!("d-{}", self.tentative.next_key),
+                    workflow_id: workflow_id.clone(),
+                    ordinal: expected_seq + i,
                     activity_type: "charge".into(),
                     input: self.padding(300).into_bytes(),
                     visible_after: self.now,
@@ -283,19 +310,20 @@ impl Workload {
                 }
             })
             .collect();
-        Step::Append {
-            workflow,
+        Operation::Append {
+            workflow_id,
             events,
-            expected,
+            expected_seq,
             outbox,
         }
     }
 
-    fn checkpoint(&mut self) -> Step {
+    fn checkpoint(&mut self) -> Operation {
         let c = self.rng.random_range(0..CHECKPOINTS);
-        let expected = self.checkpoints[c];
-        let revision = expected.map_or(0, |r| r + 1);
-        Step::Checkpoint {
+        let expected_revision = self.tentative.checkpoints[c];
+        let revision = expected_revision.map_or(0, |r| r + 1);
+        self.tentative.checkpoints[c] = Some(revision);
+        Operation::CompareAndSwapCheckpoint {
             checkpoint: Checkpoint {
                 checkpoint_id: format!("cp-{c}"),
                 run_id: Some("run-0".into()),
@@ -303,13 +331,13 @@ impl Workload {
                 state: json!({ "revision": revision, "pad": self.padding(3000) }),
                 updated_at: self.now,
             },
-            expected,
+            expected_revision,
         }
     }
 
-    fn effect(&mut self) -> Step {
+    fn effect(&mut self) -> Operation {
         let e = self.rng.random_range(0..EFFECTS);
-        let (expected, status) = match self.effects[e] {
+        let (expected_revision, status) = match self.tentative.effects[e] {
             None => (None, EffectStatus::Prepared),
             Some((rev, EffectStatusKind::Prepared | EffectStatusKind::OutcomeUnknown)) => {
                 (Some(rev), EffectStatus::Started)
@@ -323,69 +351,38 @@ impl Workload {
                     output: json!({ "pad": self.padding(800) }),
                 },
             ),
-            // A completed effect is final: this step puts an artifact instead.
+            // A completed effect is final: this operation puts an artifact instead.
             Some(_) => return self.put_artifact(),
         };
-        Step::Effect {
+        let revision = expected_revision.map_or(0, |r| r + 1);
+        self.tentative.effects[e] = Some((revision, status.kind()));
+        Operation::CompareAndSwapEffect {
             record: EffectRecord {
                 effect_id: format!("fx-{e}"),
                 capability_id: "mail".into(),
                 idempotency_key: None,
-                revision: expected.map_or(0, |r| r + 1),
+                revision,
                 request: json!({ "to": e }),
                 status,
                 updated_at: self.now,
             },
-            expected,
+            expected_revision,
         }
     }
 
-    fn put_artifact(&mut self) -> Step {
-        self.next_artifact += 1;
+    fn put_artifact(&mut self) -> Operation {
+        self.tentative.next_artifact += 1;
         let bytes = self.padding(6000).into_bytes();
-        Step::PutArtifact {
+        Operation::PutArtifact {
             artifact: NewArtifact {
                 scope: "run-0".into(),
                 media_type: "text/plain".into(),
-                name: Some(format!("a-{}", self.next_artifact)),
+                name: Some(format!("a-{}", self.tentative.next_artifact)),
                 bytes,
                 expires_at: Some(self.now + self.rng.random_range(1..40)),
                 idempotency_key: None,
             },
             now: self.now,
-        }
-    }
-
-    /// Takes in what a step that returned did.
-    fn returned(&mut self, step: &Step, claimed: Vec<String>) {
-        match step {
-            Step::Append {
-                workflow,
-                events,
-                outbox,
-                ..
-            } => {
-                let w: usize = workflow["wf-".len()..].parse().expect("workflow index");
-                self.heads[w] += events.len() as u64;
-                self.pending
-                    .extend(outbox.iter().map(|row| row.dispatch_key.clone()));
-            }
-            Step::Checkpoint { checkpoint, .. } => {
-                let c: usize = checkpoint.checkpoint_id["cp-".len()..]
-                    .parse()
-                    .expect("index");
-                self.checkpoints[c] = Some(checkpoint.revision);
-            }
-            Step::Effect { record, .. } => {
-                let e: usize = record.effect_id["fx-".len()..].parse().expect("index");
-                self.effects[e] = Some((record.revision, record.status.kind()));
-            }
-            Step::Claim { .. } => {
-                self.pending.retain(|key| !claimed.contains(key));
-                self.claimed.extend(claimed);
-            }
-            Step::Complete { keys } => self.claimed.retain(|key| !keys.contains(key)),
-            _ => {}
         }
     }
 }
@@ -397,9 +394,9 @@ impl Workload {
 /// What running the workload on the disk left to check.
 struct Run {
     /// The commits that returned, in order.
-    returned: Vec<Step>,
+    returned: Vec<Action>,
     /// The commit the power interrupted, if it was one.
-    in_flight: Option<Step>,
+    in_flight: Option<Action>,
     /// Mutating file calls made by the first open (schema migration included).
     open_calls: u64,
 }
@@ -421,28 +418,28 @@ fn run_workload(setting: Setting, disk: u64, seed: u64, steps: usize) -> Result<
     run.open_calls = crash_vfs::calls(disk);
     let mut workload = Workload::new(seed);
     for i in 0..steps {
-        let step = workload.next();
-        if let Step::Reopen = step {
+        let action = workload.next();
+        if let Action::Reopen = action {
             drop(store);
             store = match setting.open(disk) {
                 Ok(store) => store,
                 Err(_) if cut() => return Ok(run),
-                Err(e) => return Err(format!("step {i} (reopen): {e}")),
+                Err(e) => return Err(format!("action {i} (reopen): {e}")),
             };
             continue;
         }
-        match step.apply(&store) {
+        match action.apply(&store) {
             Ok(claimed) => {
-                workload.returned(&step, claimed);
-                if step.is_commit() {
-                    run.returned.push(step);
+                workload.returned(claimed);
+                if action.is_commit() {
+                    run.returned.push(action);
                 }
             }
             Err(_) if cut() => {
-                run.in_flight = step.is_commit().then_some(step);
+                run.in_flight = action.is_commit().then_some(action);
                 return Ok(run);
             }
-            Err(e) => return Err(format!("step {i} {step:?}: {e}")),
+            Err(e) => return Err(format!("action {i} {action:?}: {e}")),
         }
     }
     Ok(run)
@@ -466,11 +463,18 @@ fn dump(conn: &Connection) -> Result<Vec<String>, String> {
         let mut stmt = conn
             .prepare(&format!("SELECT * FROM \"{table}\""))
             .map_err(sql_err)?;
+        // The request log's commit time is the store's clock, which a replay cannot repeat.
+        let clock = stmt
+            .column_names()
+            .position(|name| table == "requests" && name == "committed_at");
         let columns = stmt.column_count();
         let mut rows: Vec<String> = stmt
             .query_map([], |row| {
                 let values = (0..columns)
-                    .map(|i| row.get::<_, rusqlite::types::Value>(i))
+                    .map(|i| match Some(i) == clock {
+                        true => Ok(rusqlite::types::Value::Null),
+                        false => row.get::<_, rusqlite::types::Value>(i),
+                    })
                     .collect::<rusqlite::Result<Vec<_>>>()?;
                 Ok(format!("{table} {values:?}"))
             })
@@ -503,7 +507,7 @@ fn matching_prefix(
         Durability::Full => n,
         Durability::Relaxed => 0,
     };
-    for (k, step) in run.returned.iter().enumerate() {
+    for (k, action) in run.returned.iter().enumerate() {
         if k >= first {
             let (state, store) = dump_store(reference)?;
             if state == content {
@@ -511,15 +515,16 @@ fn matching_prefix(
             }
             reference = store;
         }
-        step.apply(&reference)
-            .map_err(|e| format!("the reference refused step {k} {step:?}: {e}"))?;
+        action
+            .apply(&reference)
+            .map_err(|e| format!("the reference refused commit {k} {action:?}: {e}"))?;
     }
     let (state, store) = dump_store(reference)?;
     if state == content {
         return Ok((n, false));
     }
-    if let Some(step) = &run.in_flight {
-        if step.apply(&store).is_ok() && dump_store(store)?.0 == content {
+    if let Some(action) = &run.in_flight {
+        if action.apply(&store).is_ok() && dump_store(store)?.0 == content {
             return Ok((n, true));
         }
     }
@@ -556,10 +561,14 @@ fn run_seed(setting: Setting, seed: u64) -> Result<SeedReport, String> {
     let disk = crash_vfs::new_disk();
     let dry = run_workload(setting, disk, seed, steps);
     let total = crash_vfs::calls(disk);
+    let syncs = crash_vfs::sync_calls(disk);
     crash_vfs::remove_disk(disk);
     let open_calls = dry?.open_calls;
     let cut_at = if plan.random_ratio(1, 8) {
         plan.random_range(1..=open_calls)
+    } else if !syncs.is_empty() && plan.random_ratio(1, 4) {
+        // At a sync (it does not complete) or at the call after it (it did).
+        syncs[plan.random_range(0..syncs.len())] + plan.random_range(0..2)
     } else {
         // One past the last call: the power goes after the workload, with the store open.
         plan.random_range(open_calls + 1..=total + 1)

@@ -160,6 +160,8 @@ struct Disk {
     cut_at: Option<u64>,
     cut: Option<CutPoint>,
     syncs: HashMap<String, u64>,
+    /// The call numbers of the completed syncs.
+    sync_calls: Vec<u64>,
 }
 
 impl Disk {
@@ -239,6 +241,12 @@ pub fn cut_point(disk: u64) -> Option<CutPoint> {
 /// Completed `xSync` calls per file (without the disk prefix).
 pub fn syncs(disk: u64) -> HashMap<String, u64> {
     disks()[&disk].syncs.clone()
+}
+
+/// The call numbers of the completed syncs so far: a cut just before or after one is where
+/// durability is decided.
+pub fn sync_calls(disk: u64) -> Vec<u64> {
+    disks()[&disk].sync_calls.clone()
 }
 
 /// Restores power after a cut: every file becomes what its platter holds, keeping each
@@ -654,6 +662,7 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         |model, disk, name| {
             model.sync();
             *disk.syncs.entry(name.to_owned()).or_default() += 1;
+            disk.sync_calls.push(disk.calls);
             if dir_sync {
                 disk.ghosts.clear();
             }
