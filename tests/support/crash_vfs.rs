@@ -21,8 +21,16 @@
 //! torn) and every later call fails with an I/O error until power is restored, as a machine
 //! that lost power answers nothing. Shared memory (`xShm*`, used by WAL without exclusive
 //! locking) lives in memory and is lost with the power, as a `-shm` file's content does not
-//! matter after a crash. The first registered name, [`VFS_SHM`], offers it; [`VFS_NO_SHM`]
-//! does not, like the browser's sahpool VFS, so WAL works there only with exclusive locking.
+//! matter after a crash.
+//!
+//! Two VFS names are registered:
+//! - [`VFS_SHM`] behaves as the unix VFS: shared memory, powersafe overwrite, a deletion that
+//!   waits for a directory sync as above.
+//! - [`VFS_NO_SHM`] behaves as the browser's sahpool VFS (sqlite-wasm-vfs 0.3, read for this):
+//!   no shared memory, so WAL works only under exclusive locking; it reports no powersafe
+//!   overwrite (only `SQLITE_IOCAP_UNDELETABLE_WHEN_OPEN`), so a torn write may also garble
+//!   the rest of the 4096-byte sectors it touches; a deletion is durable at once (sahpool
+//!   flushes the slot's header); closing a file flushes it, as sahpool's `close_file` does.
 //!
 //! Randomness, sleep and time are the default VFS's. Everything else is deterministic, so a
 //! seed replays a run exactly (apart from the salts SQLite draws for WAL headers, which change
@@ -117,7 +125,13 @@ impl FileModel {
 
     /// The platter image after a power cut: the durable bytes plus a random choice of the
     /// pending operations, in their order.
-    fn after_cut(&self, rng: &mut impl Rng, keep: f64, damage: &mut CutDamage) -> Vec<u8> {
+    fn after_cut(
+        &self,
+        rng: &mut impl Rng,
+        keep: f64,
+        psow: bool,
+        damage: &mut CutDamage,
+    ) -> Vec<u8> {
         let mut image = self.durable.clone();
         for op in &self.pending {
             if rng.random_bool(keep) {
@@ -125,6 +139,9 @@ impl FileModel {
                 damage.kept += 1;
             } else if let (Op::Write { offset, data }, true) = (op, rng.random_bool(0.4)) {
                 tear(&mut image, *offset, data, rng);
+                if !psow && rng.random_bool(0.5) {
+                    garble_neighbours(&mut image, *offset, data.len(), rng);
+                }
                 damage.torn += 1;
             } else {
                 damage.lost += 1;
@@ -148,6 +165,19 @@ fn tear(image: &mut Vec<u8>, offset: usize, data: &[u8], rng: &mut impl Rng) {
     }
 }
 
+/// Without powersafe overwrite, a write in progress may destroy the other bytes of the
+/// sectors it touches (those that exist).
+fn garble_neighbours(image: &mut [u8], offset: usize, len: usize, rng: &mut impl Rng) {
+    let sector = SECTOR_SIZE as usize;
+    let start = offset / sector * sector;
+    let end = (offset + len).div_ceil(sector) * sector;
+    for i in start..end.min(image.len()) {
+        if i < offset || i >= offset + len {
+            image[i] = rng.random();
+        }
+    }
+}
+
 #[derive(Default)]
 struct Disk {
     files: HashMap<String, FileModel>,
@@ -162,6 +192,8 @@ struct Disk {
     syncs: HashMap<String, u64>,
     /// The call numbers of the completed syncs.
     sync_calls: Vec<u64>,
+    /// Opened through [`VFS_NO_SHM`]: sahpool's rules.
+    opfs: bool,
 }
 
 impl Disk {
@@ -273,7 +305,7 @@ pub fn restore_power(disk: u64, rng: &mut impl Rng, keep: f64) -> CutDamage {
             (_, Some(current)) => current,
             (_, None) => continue,
         };
-        let image = chosen.after_cut(rng, keep, &mut damage);
+        let image = chosen.after_cut(rng, keep, !disk.opfs, &mut damage);
         files.insert(
             name.clone(),
             FileModel {
@@ -318,8 +350,13 @@ fn vfs_struct(
     default: *mut ffi::sqlite3_vfs,
     methods: &'static ffi::sqlite3_io_methods,
 ) -> ffi::sqlite3_vfs {
+    let opfs = name == VFS_NO_SHM;
     let name = Box::leak(format!("{name}\0").into_boxed_str());
-    let app = Box::leak(Box::new(VfsData { default, methods }));
+    let app = Box::leak(Box::new(VfsData {
+        default,
+        methods,
+        opfs,
+    }));
     ffi::sqlite3_vfs {
         iVersion: 2,
         szOsFile: std::mem::size_of::<SimFile>() as c_int,
@@ -349,6 +386,7 @@ fn vfs_struct(
 struct VfsData {
     default: *mut ffi::sqlite3_vfs,
     methods: &'static ffi::sqlite3_io_methods,
+    opfs: bool,
 }
 
 /// What SQLite allocates per open file (`szOsFile`): the base struct first.
@@ -366,6 +404,7 @@ enum Handle {
         epoch: u64,
         /// The unix VFS fsyncs the directory at the first sync of a WAL or journal it created.
         dir_sync_pending: bool,
+        opfs: bool,
     },
     /// A temporary file SQLite opened without a name: private, never part of a power cut.
     Temp(Vec<u8>),
@@ -463,11 +502,13 @@ unsafe extern "C" fn x_open(
                 | ffi::SQLITE_OPEN_MAIN_JOURNAL
                 | ffi::SQLITE_OPEN_SUPER_JOURNAL;
             d.files.entry(file_name.clone()).or_default();
+            d.opfs = data.opfs;
             Handle::Disk {
                 disk,
                 name: file_name,
                 epoch: d.epoch,
                 dir_sync_pending: !exists && flags & journal != 0,
+                opfs: data.opfs,
             }
         }
     };
@@ -481,10 +522,11 @@ unsafe extern "C" fn x_open(
 }
 
 unsafe extern "C" fn x_delete(
-    _vfs: *mut ffi::sqlite3_vfs,
+    vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
     sync_dir: c_int,
 ) -> c_int {
+    let opfs = (*(*vfs).pAppData.cast::<VfsData>()).opfs;
     let Some((disk, file)) = c_name(name).and_then(parse) else {
         return ffi::SQLITE_IOERR_DELETE;
     };
@@ -498,7 +540,7 @@ unsafe extern "C" fn x_delete(
     let Some(model) = d.files.remove(&file) else {
         return ffi::SQLITE_IOERR_DELETE_NOENT;
     };
-    if sync_dir != 0 {
+    if sync_dir != 0 || opfs {
         d.ghosts.clear();
     } else {
         d.ghosts.entry(file).or_insert(model);
@@ -572,6 +614,10 @@ unsafe extern "C" fn x_current_time_int64(vfs: *mut ffi::sqlite3_vfs, out: *mut 
 // ---------------------------------------------------------------------------------------------
 
 unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
+    if let Handle::Disk { opfs: true, .. } = handle(file) {
+        // sahpool flushes every file it closes; a failure (no power) changes nothing here.
+        with_file(file, Some(CallKind::Sync), ffi::SQLITE_OK, synced);
+    }
     let sim = file.cast::<SimFile>();
     drop(Box::from_raw((*sim).handle));
     (*sim).handle = ptr::null_mut();
@@ -660,13 +706,10 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         Some(CallKind::Sync),
         ffi::SQLITE_IOERR_FSYNC,
         |model, disk, name| {
-            model.sync();
-            *disk.syncs.entry(name.to_owned()).or_default() += 1;
-            disk.sync_calls.push(disk.calls);
             if dir_sync {
                 disk.ghosts.clear();
             }
-            ffi::SQLITE_OK
+            synced(model, disk, name)
         },
     );
     if rc != ffi::SQLITE_OK && dir_sync {
@@ -678,6 +721,13 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         }
     }
     rc
+}
+
+fn synced(model: &mut FileModel, disk: &mut Disk, name: &str) -> c_int {
+    model.sync();
+    *disk.syncs.entry(name.to_owned()).or_default() += 1;
+    disk.sync_calls.push(disk.calls);
+    ffi::SQLITE_OK
 }
 
 unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
@@ -716,8 +766,11 @@ unsafe extern "C" fn x_sector_size(_file: *mut ffi::sqlite3_file) -> c_int {
     SECTOR_SIZE
 }
 
-unsafe extern "C" fn x_device_characteristics(_file: *mut ffi::sqlite3_file) -> c_int {
-    ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
+unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
+    match handle(file) {
+        Handle::Disk { opfs: true, .. } => ffi::SQLITE_IOCAP_UNDELETABLE_WHEN_OPEN,
+        _ => ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE,
+    }
 }
 
 unsafe extern "C" fn x_shm_map(
