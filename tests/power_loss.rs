@@ -781,3 +781,59 @@ fn negative_control_relaxed_settings_break_the_full_promise() {
     let (seed, message) = first_failure(relaxed_as_full, 200);
     println!("relaxed checked as full fails as expected at seed {seed}: {message:.300}");
 }
+
+/// Syncs of `file` on `disk` so far.
+fn syncs_of(disk: u64, file: &str) -> u64 {
+    crash_vfs::syncs(disk).get(file).copied().unwrap_or(0)
+}
+
+/// What each commit syncs on the OPFS set-up, where sahpool's sync is the access handle's
+/// `flush()`: `full` syncs the WAL at every commit, before the commit returns; `relaxed` syncs
+/// nothing until a checkpoint, which syncs the WAL and then the database file.
+#[test]
+fn full_syncs_the_wal_at_every_commit_and_relaxed_only_at_checkpoints() {
+    let wal = format!("{DB}-wal");
+    for durability in [Durability::Full, Durability::Relaxed] {
+        let disk = crash_vfs::new_disk();
+        let store = setting(Medium::Sahpool, durability).open(disk).unwrap();
+        store.raw_execute("PRAGMA wal_autocheckpoint=0").unwrap();
+        let db_syncs = syncs_of(disk, DB);
+        let mut per_commit = Vec::new();
+        for seq in 0..20 {
+            let before = syncs_of(disk, &wal);
+            let event = Event {
+                kind: EventKind::Custom {
+                    name: "step".into(),
+                },
+                recorded_at: seq as Millis,
+                data: json!({ "pad": "x".repeat(200) }),
+            };
+            store.append("wf", &[event], seq).unwrap();
+            per_commit.push(syncs_of(disk, &wal) - before);
+        }
+        assert_eq!(
+            syncs_of(disk, DB),
+            db_syncs,
+            "{durability:?}: a commit synced the database"
+        );
+        let (wal_before, db_before) = (syncs_of(disk, &wal), syncs_of(disk, DB));
+        store
+            .raw_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        let at_checkpoint = (
+            syncs_of(disk, &wal) - wal_before,
+            syncs_of(disk, DB) - db_before,
+        );
+        println!("{durability:?}: WAL syncs per commit {per_commit:?}; at a checkpoint (WAL, database) {at_checkpoint:?}");
+        match durability {
+            Durability::Full => assert!(per_commit.iter().all(|&n| n >= 1), "{per_commit:?}"),
+            Durability::Relaxed => assert!(per_commit.iter().all(|&n| n == 0), "{per_commit:?}"),
+        }
+        assert!(
+            at_checkpoint.0 >= 1 && at_checkpoint.1 >= 1,
+            "{at_checkpoint:?}"
+        );
+        drop(store);
+        crash_vfs::remove_disk(disk);
+    }
+}
