@@ -9,5 +9,6 @@ cd "$(dirname "$0")/.."
 seeds=${POWER_LOSS_SEEDS:-2500}
 # The figures are counts, not timings: the release profile's LTO would only slow the build.
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+# Tests run in parallel, so a figure may follow another test's name on the same line.
 POWER_LOSS_SEEDS=$seeds cargo test --release --quiet --test power_loss -- --nocapture 2>&1 |
-  grep -E '^power loss|fails as expected|test result|panicked|^seed [0-9]+:|broke its promise'
+  grep -oE 'power loss .*|(synchronous=OFF|relaxed checked as full) fails as expected.*|test result.*|panicked.*|seed [0-9]+: .*|broke its promise.*'

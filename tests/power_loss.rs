@@ -2,25 +2,27 @@
 //! own commits, on a VFS that keeps every write not yet covered by a sync in a pending list and,
 //! at a power cut, keeps, loses, tears or reorders them (`support/crash_vfs.rs`).
 //!
-//! Each seed runs a random workload of steps (appends with outbox rows, checkpoint and effect
-//! compare-and-swaps, outbox claims and settlements, artifact puts and purges, WAL checkpoints,
-//! closing and reopening the store) on a new simulated disk, with the power cut at a random
-//! mutating file call: anywhere, including inside the schema migration of the new database
-//! (one seed in eight), at a sync or just after one (one in four of the others), inside a WAL
-//! checkpoint, or inside the close of the store. The store is
-//! then reopened from what the platter holds and its whole content (every table, every row)
-//! compared with a reference store that replays the steps that returned:
-//! - `full`: the content equals the state after every returned step (or after the step in
+//! Each seed runs a random workload of actions on a new simulated disk: single calls (appends
+//! with outbox rows, checkpoint and effect compare-and-swaps, outbox completions, timers,
+//! artifact puts), steps of several areas through `commit` (half under a request id), outbox
+//! claims, artifact purges, WAL checkpoints, and closing and reopening the store. The power goes
+//! at a random mutating file call: anywhere, including inside the schema migration of the new
+//! database (one seed in eight), at a sync or just after one (one in four of the others),
+//! inside a WAL checkpoint, or inside the close of the store. The store is then reopened from
+//! what the platter holds and its whole content (every table, every row) compared with a
+//! reference store that replays the commits that returned:
+//! - `full`: the content equals the state after every returned commit (or after the commit in
 //!   flight at the cut too, which may or may not have committed);
-//! - `relaxed`: it equals the state after some prefix of the returned steps (or after all of
+//! - `relaxed`: it equals the state after some prefix of the returned commits (or after all of
 //!   them and the one in flight);
 //! - always: `PRAGMA integrity_check` is ok, and the store opens.
 //!
 //! Matching the whole content also proves that no step is there in part.
 //!
-//! Both media are covered: a native file (WAL with shared memory) and the OPFS set-up (a VFS
-//! without shared memory, WAL under exclusive locking, exactly as `Medium::Sahpool` opens it).
-//! A negative control runs the same check with `synchronous=OFF` and must find a failure.
+//! Both media are covered: a native file (WAL with shared memory, the unix VFS's rules) and the
+//! OPFS set-up (sahpool's rules: no shared memory, so WAL under exclusive locking exactly as
+//! `Medium::Sahpool` opens it, and no powersafe overwrite). Two negative controls show that the
+//! check can fail: `synchronous=OFF`, and `relaxed`'s settings held to `full`'s promise.
 //!
 //! `POWER_LOSS_SEEDS` sets the seeds per setting (default 100), `POWER_LOSS_SEED` replays one
 //! seed (printed by a failure), and `scripts/bench-power-loss.sh` runs thousands.
