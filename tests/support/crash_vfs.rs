@@ -7,8 +7,7 @@
 //! [`restore_power`] rebuilds each file from its platter image plus a seeded random choice of
 //! its pending operations, each kept, lost or (a write) torn sector by sector, down to part of a
 //! sector. Choosing each operation independently also gives the reorderings a disk cache makes:
-//! a later write may land while an earlier one is lost. Bytes outside a write are never touched,
-//! which is the "powersafe overwrite" the unix VFS promises SQLite.
+//! a later write may land while an earlier one is lost.
 //!
 //! Directory entries: a file is taken to exist once created. A deletion without SQLite's
 //! directory sync (`xDelete` with `syncDir` 0, as for a WAL at close) stays undoable until a
