@@ -1,3 +1,3 @@
 export { default as init, RunStoreCore } from '../pkg/runstore.js';
 export * from './types.js';
-export { RunStoreError, ErrorCode, ErrorCodeName } from './index.js';
+export { RunStoreError, ErrorCode, ErrorCodeName, storageEstimate } from './index.js';

@@ -30,3 +30,5 @@ RunStoreCore.prototype.close = function () {
 
 export { init, RunStoreCore };
 export { RunStoreError, ErrorCode } from './errors.js';
+// A worker has no navigator.storage.persist(): ask for persistence from the page.
+export { storageEstimate } from './storage.js';

@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions } from './types.js';
+import type { OpenOptions, StorageEstimate } from './types.js';
 
 export * from './types.js';
 
@@ -30,13 +30,19 @@ export declare class RunStoreError extends Error {
   readonly code: ErrorCodeName;
   /** SEQUENCE_CONFLICT: the workflow. */
   readonly workflowId?: string;
-  /** SEQUENCE_CONFLICT: the head the caller expected; CONFLICT: the revision it expected (null: none). */
+  /**
+   * SEQUENCE_CONFLICT: the head the caller expected; CONFLICT: the revision (claim token,
+   * visibility head) it expected (null: none).
+   */
   readonly expected?: number | null;
   /** SEQUENCE_CONFLICT: the stored head; CONFLICT: the stored revision (null: absent). */
   readonly actual?: number | null;
   /** CONFLICT, IDEMPOTENCY_CONFLICT, NOT_FOUND: what kind of record, and which. */
   readonly entity?: string;
   readonly id?: string;
+  /** CONFLICT on a workflow's lifecycle: the refused event and the run's status. */
+  readonly event?: string;
+  readonly status?: string;
   /** IDEMPOTENCY_CONFLICT: the key and the record that holds it. */
   readonly key?: string;
   readonly owner?: string;
@@ -45,6 +51,8 @@ export declare class RunStoreError extends Error {
   /** SCHEMA_TOO_NEW: the database's schema version and the newest this code reads. */
   readonly found?: number;
   readonly supported?: number;
+  /** Any code, from `commit`: the index of the step's operation that failed. */
+  readonly operation?: number;
 }
 
 /** The store's methods: every string-named method of RunStoreCore but its lifecycle ones. */
@@ -69,3 +77,16 @@ export declare class RunStore {
   /** Closes the database, releases its files and lock, and ends the worker. */
   close(): Promise<void>;
 }
+
+/**
+ * The origin's storage use and quota in bytes (every store's files included), from
+ * `navigator.storage.estimate()`. OPFS_UNAVAILABLE where the context has none.
+ */
+export declare function storageEstimate(): Promise<StorageEstimate>;
+
+/**
+ * Asks the browser to keep the origin's storage instead of evicting it under pressure
+ * (`navigator.storage.persist()`); resolves to whether it will. Only on a page: in a worker it
+ * rejects with OPFS_UNAVAILABLE.
+ */
+export declare function requestPersistence(): Promise<boolean>;

@@ -4,6 +4,7 @@ import { RunStoreError, toRunStoreError } from './errors.js';
 import { METHODS } from './methods.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
+export { storageEstimate, requestPersistence } from './storage.js';
 
 const send = Symbol('send');
 const token = Symbol('RunStore.open');

@@ -67,4 +67,9 @@ export const METHODS = Object.freeze([
   'purgeExpiredArtifacts',
   'loadConversation',
   'saveConversation',
+  'commit',
+  'requestOutcome',
+  'purgeWorkflows',
+  'storageStats',
+  'vacuum',
 ]);

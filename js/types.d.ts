@@ -13,6 +13,26 @@ export interface OpenOptions {
   durability?: 'full' | 'relaxed';
 }
 
+// ----- paging -----
+
+/**
+ * Which page of a listing to read. Every listing is paged: at most `limit` items (default
+ * 1000, at most 10000; 0 or more than 10000 is INVALID_INPUT), after `cursor`, the `nextCursor` of the
+ * previous page of the same listing with the same arguments (any other string is
+ * INVALID_INPUT). A cursor is a position, valid across writes.
+ */
+export interface PageRequest {
+  limit?: number | null;
+  cursor?: string | null;
+}
+
+/** One page of a listing, in the listing's order. */
+export interface Page<T> {
+  items: T[];
+  /** Pass it back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
 // ----- workflow event journal -----
 
 /** What happened. Lifecycle types drive the status projection; `custom` is anything else. */
@@ -59,7 +79,6 @@ export interface WorkflowQuery {
   startedAfter?: number | null;
   /** Started before. */
   startedBefore?: number | null;
-  limit?: number | null;
 }
 
 export interface RunSummary {
@@ -91,7 +110,7 @@ export interface Timer {
 export type OutboxStatus = 'pending' | 'claimed' | 'done' | 'failed' | 'cancelled';
 
 export interface NewOutboxRow {
-  /** Unique; a row whose key exists is ignored on insert. */
+  /** Unique; a row whose key exists is ignored by insertOutbox and refused by appendWithOutbox. */
   dispatchKey: string;
   workflowId: string;
   ordinal: number;
@@ -104,6 +123,17 @@ export interface NewOutboxRow {
   namespace?: string | null;
   taskQueue?: string | null;
   node?: string | null;
+  /**
+   * A re-arm or retry that would bring `attempt` to this value dead-letters the row instead;
+   * at least 1 and above `attempt`. Absent or null: the store's default, 10.
+   */
+  maxAttempts?: number | null;
+}
+
+/** A claim as a dispatcher holds it: settle the row with the token its claim handed out. */
+export interface OutboxClaim {
+  dispatchKey: string;
+  claimToken: number;
 }
 
 export interface OutboxRow {
@@ -116,6 +146,11 @@ export interface OutboxRow {
   attempt: number;
   visibleAfter: number;
   claimedAt: number | null;
+  /** The token of the row's last claim (0 before its first); settlements must name it. */
+  claimToken: number;
+  maxAttempts: number;
+  /** Why the row is a dead letter (the reason given to failOutbox, or the attempts it ran out of). */
+  deadReason: string | null;
   runId: string | null;
   namespace: string | null;
   taskQueue: string | null;
@@ -127,6 +162,9 @@ export interface OutboxRowState {
   attempt: number;
   visibleAfter: number;
   claimedAt: number | null;
+  claimToken: number;
+  maxAttempts: number;
+  deadReason: string | null;
 }
 
 /** A route; in a claim filter, an absent or null field matches any value. */
@@ -160,6 +198,11 @@ export interface VisibilityRecord {
   failureReason?: string | null;
   /** A JSON object of searchable attributes. */
   searchAttributes?: { [key: string]: Json };
+  /**
+   * The journal head this record reflects: an upsert with a lower head than the stored one is
+   * CONFLICT. Without heads on both sides, an older run or a closed run reopened is CONFLICT.
+   */
+  head?: number | null;
 }
 
 export interface TimeRange {
@@ -215,6 +258,15 @@ export interface PackageRecord {
   /** Lower-case hex, 8 to 128 digits. */
   contentHash: string;
   archive: Uint8Array;
+  deployedAt: number;
+}
+
+/** A package as listings give it: without its archive (read it with `getPackage`). */
+export interface PackageMeta {
+  workflowType: string;
+  contentHash: string;
+  /** The archive's length in bytes. */
+  sizeBytes: number;
   deployedAt: number;
 }
 
@@ -301,4 +353,119 @@ export interface ConversationState {
   formatVersion: number;
   state: Uint8Array;
   updatedAt: number;
+}
+
+// ----- steps and the request log -----
+
+/**
+ * One write as data, tagged by `op`. Each has the semantics and errors of the store method of
+ * the same name.
+ */
+export type Operation =
+  | { op: 'append'; workflowId: string; events: Event[]; expectedSeq: number; outbox?: NewOutboxRow[] }
+  | { op: 'insertOutbox'; rows: NewOutboxRow[] }
+  | { op: 'claimOutbox'; now: number; limit: number; filter?: ClaimFilter }
+  | { op: 'completeOutbox'; dispatchKey: string; claimToken: number }
+  | { op: 'completeOutboxBatch'; claims: OutboxClaim[] }
+  | { op: 'retryOutbox'; dispatchKey: string; claimToken: number; nextAttempt: number; visibleAfter: number }
+  | { op: 'failOutbox'; dispatchKey: string; claimToken: number; reason: string }
+  | { op: 'cancelWorkflowOutbox'; workflowId: string }
+  | { op: 'rearmStaleClaims'; olderThan: number; visibleAfter: number; limit: number }
+  | { op: 'scheduleTimer'; workflowId: string; timerId: string; fireAt: number }
+  | { op: 'cancelTimer'; workflowId: string; timerId: string }
+  | { op: 'compareAndSwapCheckpoint'; checkpoint: Checkpoint; expectedRevision?: number | null }
+  | { op: 'compareAndSwapEffect'; record: EffectRecord; expectedRevision?: number | null }
+  | { op: 'upsertVisibility'; record: VisibilityRecord }
+  | { op: 'recordRunEvent'; event: RunEvent }
+  | { op: 'saveConversation'; state: ConversationState; expectedRevision?: number | null }
+  | { op: 'putArtifact'; artifact: NewArtifact; now: number }
+  | { op: 'deleteArtifact'; scope: string; artifactId: string }
+  | { op: 'purgeExpiredArtifacts'; now: number }
+  | { op: 'purgeWorkflows'; closedBefore: number; limit: number }
+  | { op: 'registerNamespace'; name: string; origin: NamespaceOrigin; now: number }
+  | { op: 'putNamespace'; record: NamespaceRecord }
+  | { op: 'setNamespacePlacement'; name: string; placement: Json }
+  | { op: 'deprecateNamespace'; name: string }
+  | { op: 'putPackage'; record: PackageRecord; memberTypes?: string[] | null }
+  | { op: 'deletePackage'; workflowType: string; contentHash: string }
+  | { op: 'setPackageRoute'; workflowType: string; contentHash: string };
+
+/** What one operation did, tagged by the same `op`. */
+export type OperationOutcome =
+  | { op: 'append'; head: number }
+  | { op: 'insertOutbox'; inserted: number }
+  | { op: 'claimOutbox'; rows: OutboxRow[] }
+  | { op: 'completeOutbox' }
+  | { op: 'completeOutboxBatch' }
+  | { op: 'retryOutbox'; status: OutboxStatus }
+  | { op: 'failOutbox' }
+  | { op: 'cancelWorkflowOutbox'; cancelled: string[] }
+  | { op: 'rearmStaleClaims'; rows: OutboxRow[] }
+  | { op: 'scheduleTimer' }
+  | { op: 'cancelTimer'; removed: boolean }
+  | { op: 'compareAndSwapCheckpoint'; revision: number }
+  | { op: 'compareAndSwapEffect'; revision: number }
+  | { op: 'upsertVisibility' }
+  | { op: 'recordRunEvent' }
+  | { op: 'saveConversation'; revision: number }
+  | { op: 'putArtifact'; artifact: ArtifactMeta }
+  | { op: 'deleteArtifact'; deleted: boolean }
+  | { op: 'purgeExpiredArtifacts'; purged: number }
+  | { op: 'purgeWorkflows'; counts: PurgeCounts }
+  | { op: 'registerNamespace'; outcome: RegisterOutcome }
+  | { op: 'putNamespace'; outcome: RegisterOutcome }
+  | { op: 'setNamespacePlacement' }
+  | { op: 'deprecateNamespace'; deprecated: boolean }
+  | { op: 'putPackage' }
+  | { op: 'deletePackage'; droppedRoutes: string[] }
+  | { op: 'setPackageRoute' };
+
+/** Operations applied together in one transaction (at most 1000). */
+export interface Step {
+  /** Makes the step exactly-once: under an id that committed before, nothing is applied again. */
+  requestId?: string | null;
+  operations: Operation[];
+}
+
+export interface StepOutcome {
+  /** One per operation, in order. */
+  outcomes: OperationOutcome[];
+  /** True when the request id had committed before: nothing was applied now. */
+  replayed: boolean;
+}
+
+export interface RequestRecord {
+  requestId: string;
+  /** When it committed, by the store's clock. */
+  committedAt: number;
+  outcomes: OperationOutcome[];
+}
+
+// ----- retention and space -----
+
+/** What one `purgeWorkflows` call deleted, per table. */
+export interface PurgeCounts {
+  workflows: number;
+  events: number;
+  /** Outbox rows of any status. */
+  outboxRows: number;
+  timers: number;
+  visibilityRecords: number;
+  /** Whether closed workflows older than the time remain: call again. */
+  more: boolean;
+}
+
+/** The database's size: `pageSize * pageCount` bytes, `freelistCount` pages of them free. */
+export interface StorageStats {
+  pageSize: number;
+  pageCount: number;
+  freelistCount: number;
+  /** Whether freed pages go back to the file system (databases created since schema version 2, or after `vacuum`). */
+  incrementalVacuum: boolean;
+}
+
+/** The origin's storage use and quota in bytes, as `navigator.storage.estimate()` reports them. */
+export interface StorageEstimate {
+  usage: number;
+  quota: number;
 }

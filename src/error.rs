@@ -28,6 +28,20 @@ pub enum Error {
         actual: Option<u64>,
     },
 
+    /// A lifecycle event does not fit the status of the workflow's run: `paused` when it is not
+    /// running, `resumed` when it is not paused, anything but a new `started` once the run is
+    /// closed. Its code is `CONFLICT`, as for any other state than the caller expected.
+    #[error(
+        "conflict on workflow {workflow_id}: {event} does not apply to a run that is {status}"
+    )]
+    LifecycleConflict {
+        workflow_id: String,
+        /// The refused event's kind (`"resumed"`, ...).
+        event: &'static str,
+        /// The run's status when the event came (`"completed"`, ...).
+        status: &'static str,
+    },
+
     /// An idempotency key is already owned by another record.
     #[error("idempotency key {key} of {entity} {id} already belongs to {owner}")]
     IdempotencyConflict {
@@ -98,7 +112,7 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
-            Error::Conflict { .. } => "CONFLICT",
+            Error::Conflict { .. } | Error::LifecycleConflict { .. } => "CONFLICT",
             Error::IdempotencyConflict { .. } => "IDEMPOTENCY_CONFLICT",
             Error::NotFound { .. } => "NOT_FOUND",
             Error::InvalidInput { .. } => "INVALID_INPUT",

@@ -38,11 +38,12 @@ pub use model::journal::*;
 pub use model::namespaces::*;
 pub use model::outbox::*;
 pub use model::packages::*;
+pub use model::retention::*;
 pub use model::run_journal::*;
 pub use model::steps::*;
 pub use model::timers::*;
 pub use model::visibility::*;
-pub use model::Millis;
+pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 pub use sqlite::{
     Durability, Medium, SqliteStore, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES, MAX_ID_BYTES,
     MAX_JSON_DEPTH, SCHEMA_VERSION,

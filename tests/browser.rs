@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use conformance::{expect_code, Backend, Case, Location};
 use runstore::wasm::{install_pool, open_in_memory, OpfsPool};
-use runstore::{Durability, Event, EventJournal, EventKind, SqliteStore};
+use runstore::{Durability, Event, EventJournal, EventKind, PageRequest, SqliteStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -163,7 +163,9 @@ on_both!(
     run_journal,
     artifacts,
     conversations,
-    steps
+    steps,
+    paging,
+    retention
 );
 
 // ---- OPFS behaviour only a browser has ----
@@ -178,8 +180,9 @@ fn custom(name: &str, at: i64) -> Event {
 
 fn names(store: &SqliteStore, workflow: &str) -> Vec<String> {
     store
-        .read_history(workflow)
+        .read_history(workflow, &PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|stored| match stored.event.kind {
             EventKind::Custom { name } => name,

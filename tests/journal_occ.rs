@@ -6,7 +6,7 @@
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use runstore::{Event, EventJournal, EventKind, SqliteStore};
+use runstore::{Event, EventJournal, EventKind, PageRequest, SqliteStore};
 
 const WRITERS: usize = 4;
 const APPENDS_PER_WRITER: usize = 40;
@@ -68,7 +68,10 @@ fn racing_writers_leave_no_gap_and_losers_get_sequence_conflict() {
     );
 
     let store = SqliteStore::open(&path).unwrap();
-    let history = store.read_history("wf").unwrap();
+    let history = store
+        .read_history("wf", &PageRequest::default())
+        .unwrap()
+        .items;
     let seqs: Vec<u64> = history.iter().map(|e| e.seq).collect();
     assert_eq!(
         seqs,
@@ -96,5 +99,12 @@ fn a_stale_writer_on_another_connection_is_refused() {
     first.append("wf", &[event(0, 0)], 0).unwrap();
     let error = second.append("wf", &[event(1, 0)], head).unwrap_err();
     assert_eq!(error.code(), "SEQUENCE_CONFLICT");
-    assert_eq!(second.read_history("wf").unwrap().len(), 1);
+    assert_eq!(
+        second
+            .read_history("wf", &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
 }

@@ -86,5 +86,7 @@ on_both!(
     run_journal,
     artifacts,
     conversations,
-    steps
+    steps,
+    paging,
+    retention
 );

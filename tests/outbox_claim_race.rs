@@ -6,7 +6,10 @@ use std::path::Path;
 use std::sync::{Barrier, Mutex};
 use std::thread;
 
-use runstore::{ClaimFilter, ClaimScope, NewOutboxRow, OutboxStatus, OutboxStore, SqliteStore};
+use runstore::{
+    ClaimFilter, ClaimScope, NewOutboxRow, OutboxClaim, OutboxStatus, OutboxStore, PageRequest,
+    SqliteStore, MAX_PAGE_LIMIT,
+};
 
 const ROWS: usize = 2_000;
 const NAMESPACES: [&str; 3] = ["a", "b", "c"];
@@ -28,6 +31,7 @@ fn seed(path: &Path) -> Vec<String> {
             namespace: Some(NAMESPACES[i % NAMESPACES.len()].into()),
             task_queue: None,
             node: None,
+            max_attempts: None,
         })
         .collect();
     for batch in rows.chunks(100) {
@@ -83,14 +87,21 @@ fn retry_busy<T>(what: &str, op: impl Fn() -> runstore::Result<T>) -> T {
 
 fn claim_and_maybe_complete(store: &SqliteStore, limit: u32, filter: &ClaimFilter) -> Vec<String> {
     let rows = retry_busy("claim", || store.claim_outbox(NOW, limit, filter));
-    let keys: Vec<String> = rows.into_iter().map(|r| r.dispatch_key).collect();
-    if keys
+    let claims: Vec<OutboxClaim> = rows
+        .into_iter()
+        .map(|r| OutboxClaim {
+            dispatch_key: r.dispatch_key,
+            claim_token: r.claim_token,
+        })
+        .collect();
+    if claims
         .first()
-        .is_some_and(|k| k.ends_with(['0', '2', '4', '6', '8']))
+        .is_some_and(|c| c.dispatch_key.ends_with(['0', '2', '4', '6', '8']))
     {
-        retry_busy("complete", || store.complete_outbox_batch(&keys));
+        // Settling with the claim's own tokens succeeds: no other claimer took these rows.
+        retry_busy("complete", || store.complete_outbox_batch(&claims));
     }
-    keys
+    claims.into_iter().map(|c| c.dispatch_key).collect()
 }
 
 /// Checks the claims of every claimer against the seeded keys and the stored states.
@@ -103,17 +114,37 @@ fn assert_claimed_exactly_once(path: &Path, expected: &[String], claims: Vec<Vec
     assert_eq!(all, expected);
     let store = SqliteStore::open(path).expect("reopen");
     let pending = store
-        .list_outbox(Some(OutboxStatus::Pending), None, 10)
-        .unwrap();
+        .list_outbox(Some(OutboxStatus::Pending), &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert!(pending.is_empty(), "left pending: {pending:?}");
     let claimed = store
-        .list_outbox(Some(OutboxStatus::Claimed), None, u32::MAX)
-        .unwrap();
+        .list_outbox(
+            Some(OutboxStatus::Claimed),
+            &PageRequest::first(MAX_PAGE_LIMIT),
+        )
+        .unwrap()
+        .items;
     let done = store
-        .list_outbox(Some(OutboxStatus::Done), None, u32::MAX)
-        .unwrap();
+        .list_outbox(
+            Some(OutboxStatus::Done),
+            &PageRequest::first(MAX_PAGE_LIMIT),
+        )
+        .unwrap()
+        .items;
     assert_eq!(claimed.len() + done.len(), expected.len());
     assert!(claimed.iter().all(|r| r.claimed_at == Some(NOW)));
+    // Each claim hands out its own token: no token covers more rows than one claim takes.
+    let mut rows_per_token = std::collections::BTreeMap::new();
+    for row in claimed.iter().chain(&done) {
+        *rows_per_token.entry(row.claim_token).or_insert(0) += 1;
+    }
+    assert!(
+        !rows_per_token.contains_key(&0),
+        "a claimed row without a token"
+    );
+    let most = rows_per_token.values().max().copied().unwrap_or(0);
+    assert!(most <= 7, "one token covers {most} rows");
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! database from a newer version is refused and left byte for byte as it was.
 #![cfg(not(target_family = "wasm"))]
 
-use runstore::{Error, EventJournal, Operation, SqliteStore, Step, StepStore, SCHEMA_VERSION};
+use runstore::{
+    Error, EventJournal, Operation, PageRequest, SqliteStore, Step, StepStore, SCHEMA_VERSION,
+};
 
 fn user_version(path: &std::path::Path) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -96,7 +98,10 @@ fn a_version_1_database_is_brought_to_the_current_version_with_its_data() {
     }
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-    let history = store.read_history("wf").unwrap();
+    let history = store
+        .read_history("wf", &PageRequest::default())
+        .unwrap()
+        .items;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].event.data, serde_json::json!({"n": 1}));
     // The request log of version 2 is there and works.

@@ -1,5 +1,6 @@
-//! A model-based property test of the store: random sequences of journal appends, outbox
-//! inserts, claims, completions, retries and cancellations, checkpoint and effect
+//! A model-based property test of the store: random sequences of journal appends (lifecycle
+//! events that fit the run or not), outbox inserts, claims, completions, retries, failures and
+//! re-arms under current or stale claim tokens, cancellations, checkpoint and effect
 //! compare-and-swaps, and reopenings of the database file run against the SQLite store and
 //! against a plain in-memory model of the documented contracts. Every answer (the value, or the
 //! error code with its structured fields) must agree, and after each reopening, and at the end
@@ -21,8 +22,9 @@ use proptest::test_runner::FileFailurePersistence;
 use runstore::{
     Checkpoint, CheckpointStore, ClaimFilter, ClaimScope, Durability, EffectRecord, EffectStatus,
     EffectStatusKind, EffectStore, Error, Event, EventJournal, EventKind, Millis, NewOutboxRow,
-    OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, Result, SqliteStore, StoredEvent,
-    WorkflowStatus, WorkflowSummary,
+    OutboxClaim, OutboxRow, OutboxRowState, OutboxStatus, OutboxStore, PageRequest, Result,
+    SqliteStore, StoredEvent, WorkflowStatus, WorkflowSummary, DEFAULT_MAX_ATTEMPTS,
+    MAX_PAGE_LIMIT,
 };
 use serde_json::json;
 
@@ -101,6 +103,15 @@ struct RowSpec {
     delay: i64,
     attempt: u32,
     namespace: usize,
+    /// Often none (the store's default), else small so that rows run out of attempts.
+    max_attempts: Option<u32>,
+}
+
+/// The claim token a settlement names: the row's current one, or a fixed (often stale) one.
+#[derive(Debug, Clone, Copy)]
+enum Token {
+    Current,
+    Fixed(u64),
 }
 
 /// The revision a compare-and-swap expects.
@@ -155,14 +166,21 @@ enum Op {
         exclude: Vec<usize>,
         namespace: Option<usize>,
     },
-    Complete(usize),
-    CompleteBatch(Vec<usize>),
+    Complete(usize, Token),
+    CompleteBatch(Vec<(usize, Token)>),
     Retry {
         key: usize,
+        token: Token,
         attempt: u32,
         delay: i64,
     },
-    Fail(usize),
+    Fail(usize, Token),
+    Rearm {
+        /// Claims older than this much before the clock are stale.
+        age: i64,
+        delay: i64,
+        limit: u32,
+    },
     CancelWorkflow(usize),
     RowState(usize),
     CheckpointWrite {
@@ -236,6 +254,7 @@ impl RowSpec {
             namespace: NAMESPACES[self.namespace].map(str::to_owned),
             task_queue: None,
             node: None,
+            max_attempts: self.max_attempts,
         }
     }
 }
@@ -293,17 +312,21 @@ fn row_strategy() -> impl Strategy<Value = RowSpec> {
         -20i64..40,
         0u32..3,
         0..NAMESPACES.len(),
+        prop::option::weighted(0.6, prop_oneof![1 => Just(0u32), 8 => 1u32..5]),
     )
         .prop_map(
-            |(key, workflow, ordinal, valid, input, delay, attempt, namespace)| RowSpec {
-                key,
-                workflow,
-                ordinal,
-                valid,
-                input,
-                delay,
-                attempt,
-                namespace,
+            |(key, workflow, ordinal, valid, input, delay, attempt, namespace, max_attempts)| {
+                RowSpec {
+                    key,
+                    workflow,
+                    ordinal,
+                    valid,
+                    input,
+                    delay,
+                    attempt,
+                    namespace,
+                    max_attempts,
+                }
             },
         )
 }
@@ -337,6 +360,10 @@ fn journal_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn token_strategy() -> impl Strategy<Value = Token> {
+    prop_oneof![4 => Just(Token::Current), 1 => (0u64..4).prop_map(Token::Fixed)]
+}
+
 fn outbox_op() -> impl Strategy<Value = Op> {
     let key = || 0..DISPATCH_KEYS;
     prop_oneof![
@@ -353,11 +380,14 @@ fn outbox_op() -> impl Strategy<Value = Op> {
                 exclude,
                 namespace,
             }),
-        2 => key().prop_map(Op::Complete),
-        2 => prop::collection::vec(key(), 0..4).prop_map(Op::CompleteBatch),
-        2 => (key(), 0u32..5, 0i64..100)
-            .prop_map(|(key, attempt, delay)| Op::Retry { key, attempt, delay }),
-        1 => key().prop_map(Op::Fail),
+        2 => (key(), token_strategy()).prop_map(|(key, token)| Op::Complete(key, token)),
+        2 => prop::collection::vec((key(), token_strategy()), 0..4).prop_map(Op::CompleteBatch),
+        2 => (key(), token_strategy(), 0u32..12, 0i64..100).prop_map(
+            |(key, token, attempt, delay)| Op::Retry { key, token, attempt, delay }
+        ),
+        1 => (key(), token_strategy()).prop_map(|(key, token)| Op::Fail(key, token)),
+        3 => (0i64..30, 0i64..50, prop_oneof![1 => Just(0u32), 6 => 1u32..5])
+            .prop_map(|(age, delay, limit)| Op::Rearm { age, delay, limit }),
         1 => (0..WORKFLOWS).prop_map(Op::CancelWorkflow),
         1 => key().prop_map(Op::RowState),
     ]
@@ -465,6 +495,8 @@ fn check_written_revision(revision: u64, expected: Option<u64>) -> Result<()> {
 struct Model {
     journal: BTreeMap<String, Vec<Event>>,
     outbox: BTreeMap<String, OutboxRow>,
+    /// The last claim token handed out.
+    last_token: u64,
     checkpoints: BTreeMap<String, Checkpoint>,
     effects: BTreeMap<String, EffectRecord>,
 }
@@ -511,8 +543,31 @@ fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
                 return Err(invalid(format!("outbox[{i}].{name}")));
             }
         }
+        let max = row.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+        if max == 0 || row.attempt >= max {
+            return Err(invalid(format!("outbox[{i}].maxAttempts")));
+        }
     }
     Ok(())
+}
+
+/// Whether a lifecycle event may follow `status`: a new run only where none is open, pause
+/// while running, resume while paused, close while open.
+fn fits(status: WorkflowStatus, kind: &EventKind) -> bool {
+    use WorkflowStatus as S;
+    let open = matches!(status, S::Running | S::Paused);
+    match kind {
+        EventKind::Started { .. } => !open,
+        EventKind::Paused => status == S::Running,
+        EventKind::Resumed => status == S::Paused,
+        EventKind::Custom { .. } => true,
+        _ => open,
+    }
+}
+
+/// The name a lifecycle conflict gives a status.
+fn status_name(status: WorkflowStatus) -> &'static str {
+    status.as_str()
 }
 
 impl Model {
@@ -545,12 +600,50 @@ impl Model {
                 actual,
             });
         }
+        self.check_lifecycle(workflow, events)?;
+        let mut keys = BTreeSet::new();
+        for row in rows {
+            let key = &row.dispatch_key;
+            if self.outbox.contains_key(key) || !keys.insert(key) {
+                return Err(conflict(OUTBOX_ROW, key, None, None));
+            }
+        }
         if !events.is_empty() {
             let stored = self.journal.entry(workflow.to_owned()).or_default();
             stored.extend_from_slice(events);
         }
         self.insert_unchecked(rows);
         Ok(self.head(workflow))
+    }
+
+    /// Refuses the first lifecycle event that does not fit the status the events before it
+    /// leave.
+    fn check_lifecycle(&self, workflow: &str, events: &[Event]) -> Result<()> {
+        let mut summary = self.summary(workflow).unwrap_or_else(|_| WorkflowSummary {
+            workflow_id: workflow.to_owned(),
+            status: WorkflowStatus::Pending,
+            head: 0,
+            workflow_type: None,
+            run_id: None,
+            started_at: None,
+            closed_at: None,
+            updated_at: 0,
+        });
+        for event in events {
+            if !fits(summary.status, &event.kind) {
+                let event = LIFECYCLE
+                    .into_iter()
+                    .find(|name| *name == event.kind.name())
+                    .expect("a lifecycle kind");
+                return Err(Error::LifecycleConflict {
+                    workflow_id: workflow.to_owned(),
+                    event,
+                    status: status_name(summary.status),
+                });
+            }
+            apply(&mut summary, event);
+        }
+        Ok(())
     }
 
     /// The status projection, recomputed from the whole history.
@@ -607,6 +700,9 @@ impl Model {
                     attempt: row.attempt,
                     visible_after: row.visible_after,
                     claimed_at: None,
+                    claim_token: 0,
+                    max_attempts: row.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                    dead_reason: None,
                     run_id: row.run_id.clone(),
                     namespace: row.namespace.clone(),
                     task_queue: row.task_queue.clone(),
@@ -632,47 +728,133 @@ impl Model {
             .take(limit as usize)
             .map(|r| r.dispatch_key.clone())
             .collect();
+        if !keys.is_empty() {
+            self.last_token += 1;
+        }
+        let token = self.last_token;
         keys.iter()
             .map(|key| {
                 let row = self.outbox.get_mut(key).expect("due row");
                 row.status = OutboxStatus::Claimed;
                 row.claimed_at = Some(now);
+                row.claim_token = token;
                 row.clone()
             })
             .collect()
     }
 
-    /// Why a transition of `key` is refused, `None` when the row is live.
-    fn refusal(&self, key: &str) -> Option<Error> {
+    /// The token `spec` names for `key`.
+    fn token(&self, key: &str, spec: Token) -> u64 {
+        match spec {
+            Token::Current => self.outbox.get(key).map_or(0, |r| r.claim_token),
+            Token::Fixed(token) => token,
+        }
+    }
+
+    /// Why a transition of `key` under `token` is refused, `None` when the row is live and
+    /// the token is its current one.
+    fn refusal(&self, key: &str, token: u64) -> Option<Error> {
         match self.outbox.get(key) {
             None => Some(Error::not_found(OUTBOX_ROW, key)),
             Some(row) if !is_live(row) => Some(conflict(OUTBOX_ROW, key, None, None)),
+            Some(row) if row.claim_token != token => Some(conflict(
+                OUTBOX_ROW,
+                key,
+                Some(token),
+                Some(row.claim_token),
+            )),
             Some(_) => None,
         }
     }
 
-    fn transition(&mut self, key: &str, change: impl FnOnce(&mut OutboxRow)) -> Result<()> {
-        if let Some(error) = self.refusal(key) {
+    fn transition(
+        &mut self,
+        key: &str,
+        token: u64,
+        change: impl FnOnce(&mut OutboxRow),
+    ) -> Result<()> {
+        if let Some(error) = self.refusal(key, token) {
             return Err(error);
         }
         change(self.outbox.get_mut(key).expect("live row"));
         Ok(())
     }
 
-    fn complete_batch(&mut self, keys: &[String]) -> Result<()> {
+    fn complete_batch(&mut self, claims: &[OutboxClaim]) -> Result<()> {
         let mut seen = BTreeSet::new();
-        for (i, key) in keys.iter().enumerate() {
-            if !seen.insert(key) {
-                return Err(invalid(format!("dispatchKeys[{i}]")));
+        for (i, claim) in claims.iter().enumerate() {
+            if !seen.insert(&claim.dispatch_key) {
+                return Err(invalid(format!("claims[{i}].dispatchKey")));
             }
         }
-        if let Some(error) = keys.iter().find_map(|k| self.refusal(k)) {
+        let refused = claims
+            .iter()
+            .find_map(|c| self.refusal(&c.dispatch_key, c.claim_token));
+        if let Some(error) = refused {
             return Err(error);
         }
-        for key in keys {
-            self.outbox.get_mut(key).expect("live row").status = OutboxStatus::Done;
+        for claim in claims {
+            let row = self.outbox.get_mut(&claim.dispatch_key).expect("live row");
+            row.status = OutboxStatus::Done;
         }
         Ok(())
+    }
+
+    fn retry(
+        &mut self,
+        key: &str,
+        token: u64,
+        attempt: u32,
+        visible_after: Millis,
+    ) -> Result<OutboxStatus> {
+        self.transition(key, token, |row| {
+            row.attempt = attempt;
+            if attempt >= row.max_attempts {
+                row.status = OutboxStatus::Failed;
+                row.dead_reason = Some(format!(
+                    "retry to attempt {attempt} reaches the maximum of {}",
+                    row.max_attempts
+                ));
+            } else {
+                row.status = OutboxStatus::Pending;
+                row.visible_after = visible_after;
+                row.claimed_at = None;
+            }
+        })?;
+        Ok(self.outbox[key].status)
+    }
+
+    fn rearm(&mut self, older_than: Millis, visible_after: Millis, limit: u32) -> Vec<OutboxRow> {
+        let mut stale: Vec<&OutboxRow> = self
+            .outbox
+            .values()
+            .filter(|r| r.status == OutboxStatus::Claimed && r.claimed_at < Some(older_than))
+            .collect();
+        stale.sort_by_key(|r| (r.claimed_at, r.dispatch_key.clone()));
+        let mut keys: Vec<String> = stale
+            .into_iter()
+            .take(limit as usize)
+            .map(|r| r.dispatch_key.clone())
+            .collect();
+        keys.sort();
+        keys.iter()
+            .map(|key| {
+                let row = self.outbox.get_mut(key).expect("stale row");
+                row.attempt += 1;
+                if row.attempt >= row.max_attempts {
+                    row.status = OutboxStatus::Failed;
+                    row.dead_reason = Some(format!(
+                        "stale claim re-armed to attempt {} reaches the maximum of {}",
+                        row.attempt, row.max_attempts
+                    ));
+                } else {
+                    row.status = OutboxStatus::Pending;
+                    row.visible_after = visible_after;
+                    row.claimed_at = None;
+                }
+                row.clone()
+            })
+            .collect()
     }
 
     fn cancel_workflow(&mut self, workflow: &str) -> Vec<String> {
@@ -692,6 +874,9 @@ impl Model {
             attempt: row.attempt,
             visible_after: row.visible_after,
             claimed_at: row.claimed_at,
+            claim_token: row.claim_token,
+            max_attempts: row.max_attempts,
+            dead_reason: row.dead_reason.clone(),
         })
     }
 
@@ -946,7 +1131,13 @@ impl Harness {
             Op::ReadHistory(workflow) => {
                 let id = workflow_id(*workflow);
                 let expected = self.model.history(&id);
-                same("read_history", self.store().read_history(&id), Ok(expected))
+                same(
+                    "read_history",
+                    self.store()
+                        .read_history(&id, &PageRequest::default())
+                        .map(|page| page.items),
+                    Ok(expected),
+                )
             }
             Op::ReadHead(workflow) => {
                 let id = workflow_id(*workflow);
@@ -1024,14 +1215,31 @@ impl Harness {
                 let expected = self.model.claim(self.now, *limit, &filter);
                 same("claim_outbox", answer, Ok(expected))
             }
-            Op::CompleteBatch(keys) => {
-                let keys: Vec<String> = keys.iter().map(|k| dispatch_key(*k)).collect();
-                let answer = self.store().complete_outbox_batch(&keys);
+            Op::CompleteBatch(claims) => {
+                let claims: Vec<OutboxClaim> = claims
+                    .iter()
+                    .map(|(key, token)| {
+                        let key = dispatch_key(*key);
+                        OutboxClaim {
+                            claim_token: self.model.token(&key, *token),
+                            dispatch_key: key,
+                        }
+                    })
+                    .collect();
+                let answer = self.store().complete_outbox_batch(&claims);
                 same(
                     "complete_outbox_batch",
                     answer,
-                    self.model.complete_batch(&keys),
+                    self.model.complete_batch(&claims),
                 )
+            }
+            Op::Rearm { age, delay, limit } => {
+                let (older_than, visible_after) = (self.now - age, self.now + delay);
+                let answer = self
+                    .store()
+                    .rearm_stale_claims(older_than, visible_after, *limit);
+                let expected = self.model.rearm(older_than, visible_after, *limit);
+                same("rearm_stale_claims", answer, Ok(expected))
             }
             Op::CancelWorkflow(workflow) => {
                 let id = workflow_id(*workflow);
@@ -1057,36 +1265,38 @@ impl Harness {
 
     fn outbox_transition(&mut self, op: &Op) -> Step {
         match op {
-            Op::Complete(key) => {
+            Op::Complete(key, token) => {
                 let key = dispatch_key(*key);
-                let answer = self.store().complete_outbox(&key);
+                let token = self.model.token(&key, *token);
+                let answer = self.store().complete_outbox(&key, token);
                 let expected = self
                     .model
-                    .transition(&key, |row| row.status = OutboxStatus::Done);
+                    .transition(&key, token, |row| row.status = OutboxStatus::Done);
                 same("complete_outbox", answer, expected)
             }
             Op::Retry {
                 key,
+                token,
                 attempt,
                 delay,
             } => {
                 let key = dispatch_key(*key);
+                let token = self.model.token(&key, *token);
                 let visible_after = self.now + delay;
-                let answer = self.store().retry_outbox(&key, *attempt, visible_after);
-                let expected = self.model.transition(&key, |row| {
-                    row.status = OutboxStatus::Pending;
-                    row.attempt = *attempt;
-                    row.visible_after = visible_after;
-                    row.claimed_at = None;
-                });
+                let answer = self
+                    .store()
+                    .retry_outbox(&key, token, *attempt, visible_after);
+                let expected = self.model.retry(&key, token, *attempt, visible_after);
                 same("retry_outbox", answer, expected)
             }
-            Op::Fail(key) => {
+            Op::Fail(key, token) => {
                 let key = dispatch_key(*key);
-                let answer = self.store().fail_outbox(&key);
-                let expected = self
-                    .model
-                    .transition(&key, |row| row.status = OutboxStatus::Failed);
+                let token = self.model.token(&key, *token);
+                let answer = self.store().fail_outbox(&key, token, "gave up");
+                let expected = self.model.transition(&key, token, |row| {
+                    row.status = OutboxStatus::Failed;
+                    row.dead_reason = Some("gave up".into());
+                });
                 same("fail_outbox", answer, expected)
             }
             _ => unreachable!("not an outbox operation"),
@@ -1166,18 +1376,38 @@ impl Harness {
         for id in (0..WORKFLOWS).map(workflow_id) {
             same(
                 "read_history",
-                store.read_history(&id),
+                store
+                    .read_history(&id, &PageRequest::default())
+                    .map(|page| page.items),
                 Ok(model.history(&id)),
             )?;
             same("head", store.head(&id), Ok(model.head(&id)))?;
             same("summary", store.workflow_summary(&id), model.summary(&id))?;
         }
         let ids = model.journal.keys().cloned().collect();
-        same("list_workflow_ids", store.list_workflow_ids(), Ok(ids))?;
+        same(
+            "list_workflow_ids",
+            store
+                .list_workflow_ids(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(ids),
+        )?;
         let active = model.workflow_ids(|s| !s.is_terminal());
-        same("list_active", store.list_active(), Ok(active))?;
+        same(
+            "list_active",
+            store
+                .list_active(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(active),
+        )?;
         let paused = model.workflow_ids(|s| s == WorkflowStatus::Paused);
-        same("list_paused", store.list_paused(), Ok(paused))
+        same(
+            "list_paused",
+            store
+                .list_paused(&PageRequest::default())
+                .map(|page| page.items),
+            Ok(paused),
+        )
     }
 
     fn compare_outbox(&self) -> Step {
@@ -1192,12 +1422,16 @@ impl Harness {
         let rows = model.outbox.values().cloned().collect();
         same(
             "list_outbox",
-            store.list_outbox(None, None, u32::MAX),
+            store
+                .list_outbox(None, &PageRequest::first(MAX_PAGE_LIMIT))
+                .map(|page| page.items),
             Ok(rows),
         )?;
         same(
             "list_unsettled_workflows",
-            store.list_unsettled_workflows(),
+            store
+                .list_unsettled_workflows(&PageRequest::default())
+                .map(|page| page.items),
             Ok(model.live_workflows()),
         )
     }
@@ -1214,7 +1448,9 @@ impl Harness {
         for run in (0..RUNS).map(run_id) {
             same(
                 "list_run_checkpoints",
-                store.list_run_checkpoints(&run),
+                store
+                    .list_run_checkpoints(&run, &PageRequest::default())
+                    .map(|page| page.items),
                 Ok(model.run_checkpoints(&run)),
             )?;
         }
@@ -1240,10 +1476,18 @@ impl Harness {
             }
         }
         let all = model.effects.values().cloned().collect();
-        same("list_effects", store.list_effects(None, u32::MAX), Ok(all))?;
+        same(
+            "list_effects",
+            store
+                .list_effects(None, &PageRequest::first(MAX_PAGE_LIMIT))
+                .map(|page| page.items),
+            Ok(all),
+        )?;
         same(
             "list_unresolved_effects",
-            store.list_unresolved_effects(),
+            store
+                .list_unresolved_effects(&PageRequest::default())
+                .map(|page| page.items),
             Ok(model.unresolved_effects()),
         )
     }

@@ -231,7 +231,14 @@ pub fn w3_history_reads(open: OpenStore, clock: Clock) -> Figure {
     w2_store(&store);
     let store_ms = timed(clock, || {
         for w in 0..W2_WORKFLOWS {
-            assert_eq!(store.read_history(&wf(w)).unwrap().len(), W2_EVENTS);
+            assert_eq!(
+                store
+                    .read_history(&wf(w), &PageRequest::default())
+                    .unwrap()
+                    .items
+                    .len(),
+                W2_EVENTS
+            );
         }
     });
     let conn = open("w3-raw").into_connection();
@@ -278,6 +285,7 @@ fn outbox_row(i: usize) -> NewOutboxRow {
         namespace: Some("default".into()),
         task_queue: None,
         node: None,
+        max_attempts: None,
     }
 }
 
@@ -299,9 +307,15 @@ pub fn w4_outbox(open: OpenStore, clock: Clock) -> Figure {
             if claimed.is_empty() {
                 break;
             }
-            let keys: Vec<String> = claimed.into_iter().map(|r| r.dispatch_key).collect();
-            done += keys.len();
-            store.complete_outbox_batch(&keys).unwrap();
+            let claims: Vec<OutboxClaim> = claimed
+                .into_iter()
+                .map(|r| OutboxClaim {
+                    dispatch_key: r.dispatch_key,
+                    claim_token: r.claim_token,
+                })
+                .collect();
+            done += claims.len();
+            store.complete_outbox_batch(&claims).unwrap();
         }
         assert_eq!(done, W4_ROWS);
     });

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// An artifact to put.
@@ -83,9 +83,12 @@ pub trait ArtifactStore {
     /// [`crate::Error::Corrupt`] when the stored bytes do not match their digest or size.
     fn get_artifact(&self, scope: &str, artifact_id: &str) -> Result<Artifact>;
 
-    /// The metadata of every artifact of `scope` (bytes are not read), oldest first, artifact
-    /// id breaking ties.
-    fn list_artifacts(&self, scope: &str) -> Result<Vec<ArtifactMeta>>;
+    /// A page of the metadata of the artifacts of `scope` (bytes are not read), oldest first,
+    /// artifact id breaking ties.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_artifacts(&self, scope: &str, page: &PageRequest) -> Result<Page<ArtifactMeta>>;
 
     /// Deletes the artifact, freeing its idempotency key; returns whether it existed.
     fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool>;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// A checkpoint as written and read back.
@@ -52,6 +52,10 @@ pub trait CheckpointStore {
         expected_revision: Option<u64>,
     ) -> Result<()>;
 
-    /// The checkpoints of `run_id`, in checkpoint id order (empty for an unknown run).
-    fn list_run_checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>>;
+    /// A page of the checkpoints of `run_id`, in checkpoint id order (empty for an unknown
+    /// run).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>>;
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// Where an effect stands, with what its outcome carries. In JS the tag is the `type` field:
@@ -151,14 +151,20 @@ pub trait EffectStore {
         expected_revision: Option<u64>,
     ) -> Result<()>;
 
-    /// The effects left `started` or `outcomeUnknown`, the calls to reconcile after a crash:
-    /// oldest `updated_at` first, effect id breaking ties.
-    fn list_unresolved_effects(&self) -> Result<Vec<EffectRecord>>;
+    /// A page of the effects left `started` or `outcomeUnknown`, the calls to reconcile after
+    /// a crash: oldest `updated_at` first, effect id breaking ties.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_unresolved_effects(&self, page: &PageRequest) -> Result<Page<EffectRecord>>;
 
-    /// Effects in `status` (all when `None`), by effect id, at most `limit`.
+    /// A page of the effects in `status` (all when `None`), by effect id.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
     fn list_effects(
         &self,
         status: Option<EffectStatusKind>,
-        limit: u32,
-    ) -> Result<Vec<EffectRecord>>;
+        page: &PageRequest,
+    ) -> Result<Page<EffectRecord>>;
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::outbox::NewOutboxRow;
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// The version [`Event`]s are encoded with now. Stored events carry their version; a decoder
@@ -235,8 +235,6 @@ pub struct WorkflowQuery {
     pub started_after: Option<Millis>,
     /// Started before.
     pub started_before: Option<Millis>,
-    /// At most this many, newest start first (default: all).
-    pub limit: Option<u32>,
 }
 
 /// One run of a workflow within its history, in the order of the continue-as-new chain.
@@ -269,18 +267,29 @@ pub trait EventJournal {
     /// workflow with no events); they get seqs `expected_seq + 1..` in order. Atomic: on any
     /// error nothing is written. Appending no events checks the head and writes nothing.
     ///
-    /// # Errors
-    /// [`crate::Error::SequenceConflict`] with the expected and the actual head;
-    /// [`crate::Error::InvalidInput`] for an empty id or a lifecycle event that does not fit
-    /// (for example `resumed` when the run is not paused is accepted, but `started` needs a
-    /// non-empty type and run id).
-    fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64>;
-
-    /// As [`EventJournal::append`], and inserts `outbox` rows in the same transaction
-    /// (rows whose dispatch key exists already are ignored). Returns the new head.
+    /// Lifecycle events must fit the run, judged event by event as the status advances (also
+    /// within one call): `started` only where no run is open (a new workflow, after
+    /// `continuedAsNew`, or a new run reusing the id of a completed, failed or cancelled
+    /// workflow); `paused` only while running; `resumed` only while paused; `completed`,
+    /// `failed`, `cancelled` and `continuedAsNew` only while a run is open (running or paused).
+    /// So a closed run is never resumed, paused or closed again. Custom events always fit.
     ///
     /// # Errors
-    /// As [`EventJournal::append`]; an invalid outbox row fails the whole append.
+    /// [`crate::Error::SequenceConflict`] with the expected and the actual head;
+    /// [`crate::Error::LifecycleConflict`] (code `CONFLICT`) naming the refused event and the
+    /// run's status; [`crate::Error::InvalidInput`] for an empty id or a lifecycle event with
+    /// missing fields (`started` needs a non-empty type and run id).
+    fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64>;
+
+    /// As [`EventJournal::append`], and inserts `outbox` rows in the same transaction, every
+    /// one new. Returns the new head.
+    ///
+    /// # Errors
+    /// As [`EventJournal::append`]; an invalid outbox row fails the whole append, and so does
+    /// a dispatch key that is stored already or listed twice: [`crate::Error::Conflict`]
+    /// (entity `"outbox row"`, id the key, no revisions). Unlike
+    /// [`crate::OutboxStore::insert_outbox`], which ignores such rows, nothing is written then,
+    /// since the events would otherwise commit without the dispatch they schedule.
     fn append_with_outbox(
         &self,
         workflow_id: &str,
@@ -289,23 +298,45 @@ pub trait EventJournal {
         outbox: &[NewOutboxRow],
     ) -> Result<u64>;
 
-    /// Every event of the workflow in seq order (empty for an unknown workflow).
-    fn read_history(&self, workflow_id: &str) -> Result<Vec<StoredEvent>>;
+    /// A page of the workflow's events in seq order (an empty last page for an unknown
+    /// workflow). Replaying a workflow reads pages until `next_cursor` is `None`.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn read_history(&self, workflow_id: &str, page: &PageRequest) -> Result<Page<StoredEvent>>;
 
-    /// The events with seq >= `from_seq`, in order.
-    fn read_history_from(&self, workflow_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>>;
+    /// As [`EventJournal::read_history`], from the event with seq `from_seq` on. The cursor of
+    /// either call continues either.
+    ///
+    /// # Errors
+    /// As [`EventJournal::read_history`].
+    fn read_history_from(
+        &self,
+        workflow_id: &str,
+        from_seq: u64,
+        page: &PageRequest,
+    ) -> Result<Page<StoredEvent>>;
 
     /// The seq of the last event, 0 for an unknown workflow.
     fn head(&self, workflow_id: &str) -> Result<u64>;
 
-    /// Every workflow id with at least one event, in id order.
-    fn list_workflow_ids(&self) -> Result<Vec<String>>;
+    /// A page of the workflow ids with at least one event, in id order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_workflow_ids(&self, page: &PageRequest) -> Result<Page<String>>;
 
-    /// Ids of workflows whose status is not terminal, in id order.
-    fn list_active(&self) -> Result<Vec<String>>;
+    /// A page of the ids of workflows whose status is not terminal, in id order.
+    ///
+    /// # Errors
+    /// As [`EventJournal::list_workflow_ids`].
+    fn list_active(&self, page: &PageRequest) -> Result<Page<String>>;
 
-    /// Ids of paused workflows, in id order.
-    fn list_paused(&self) -> Result<Vec<String>>;
+    /// A page of the ids of paused workflows, in id order.
+    ///
+    /// # Errors
+    /// As [`EventJournal::list_workflow_ids`].
+    fn list_paused(&self, page: &PageRequest) -> Result<Page<String>>;
 
     /// The projected summary of one workflow.
     ///
@@ -313,8 +344,16 @@ pub trait EventJournal {
     /// [`crate::Error::NotFound`] for a workflow with no events.
     fn workflow_summary(&self, workflow_id: &str) -> Result<WorkflowSummary>;
 
-    /// Summaries matching `query`, newest start first (never-started workflows last).
-    fn query_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowSummary>>;
+    /// A page of the summaries matching `query`, newest start first (never-started workflows
+    /// last), workflow id ascending among equal start times.
+    ///
+    /// # Errors
+    /// As [`EventJournal::list_workflow_ids`].
+    fn query_workflows(
+        &self,
+        query: &WorkflowQuery,
+        page: &PageRequest,
+    ) -> Result<Page<WorkflowSummary>>;
 
     /// The runs of the workflow in continue-as-new order (empty for an unknown workflow).
     fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>>;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// How a namespace came to exist.
@@ -122,8 +122,11 @@ pub trait NamespaceStore {
     /// The namespace, `None` when there is none.
     fn get_namespace(&self, name: &str) -> Result<Option<NamespaceRecord>>;
 
-    /// Every namespace, oldest `created_at` first, name breaking ties.
-    fn list_namespaces(&self) -> Result<Vec<NamespaceRecord>>;
+    /// A page of the namespaces, oldest `created_at` first, name breaking ties.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_namespaces(&self, page: &PageRequest) -> Result<Page<NamespaceRecord>>;
 
     /// Replaces the placement of an existing namespace; a JSON `null` clears it. Leaves every
     /// other field alone.

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// The shortest accepted content hash, in hex digits.
@@ -27,6 +27,30 @@ pub struct PackageRecord {
     pub content_hash: String,
     #[serde(with = "serde_bytes")]
     pub archive: Vec<u8>,
+    pub deployed_at: Millis,
+}
+
+impl PackageRecord {
+    /// The record's metadata, as a listing gives it.
+    pub fn meta(&self) -> PackageMeta {
+        PackageMeta {
+            workflow_type: self.workflow_type.clone(),
+            content_hash: self.content_hash.clone(),
+            size_bytes: self.archive.len() as u64,
+            deployed_at: self.deployed_at,
+        }
+    }
+}
+
+/// A deployed archive without its bytes, as listings give it; [`PackageStore::get_package`]
+/// reads the archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageMeta {
+    pub workflow_type: String,
+    pub content_hash: String,
+    /// The archive's length in bytes.
+    pub size_bytes: u64,
     pub deployed_at: Millis,
 }
 
@@ -61,9 +85,13 @@ pub trait PackageStore {
     fn get_package(&self, workflow_type: &str, content_hash: &str)
         -> Result<Option<PackageRecord>>;
 
-    /// Every package in deploy order: `deployed_at`, then workflow type, then hash, so that
-    /// replaying them in this order is deterministic.
-    fn list_packages(&self) -> Result<Vec<PackageRecord>>;
+    /// A page of the packages' metadata (archives are not read) in deploy order:
+    /// `deployed_at`, then workflow type, then hash, so that replaying them in this order is
+    /// deterministic.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_packages(&self, page: &PageRequest) -> Result<Page<PackageMeta>>;
 
     /// Deletes one package. When no other package has its hash, the routes naming that hash
     /// are removed in the same transaction (a route never names a missing archive), and the
@@ -82,8 +110,11 @@ pub trait PackageStore {
     /// that hash; [`crate::Error::InvalidInput`] for an invalid type or hash.
     fn set_package_route(&self, workflow_type: &str, content_hash: &str) -> Result<()>;
 
-    /// Every route, in workflow type order.
-    fn list_package_routes(&self) -> Result<Vec<PackageRoute>>;
+    /// A page of the routes, in workflow type order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_package_routes(&self, page: &PageRequest) -> Result<Page<PackageRoute>>;
 
     /// The hash the route of `workflow_type` names, `None` when it has no route.
     fn get_package_route(&self, workflow_type: &str) -> Result<Option<String>>;

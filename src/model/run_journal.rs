@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// One event of an agent run.
@@ -36,9 +36,15 @@ pub trait RunJournal {
     /// Nothing is written on any error.
     fn record_run_event(&self, event: &RunEvent) -> Result<()>;
 
-    /// The events of `run_id` in sequence order (empty for an unknown run).
-    fn read_run_events(&self, run_id: &str) -> Result<Vec<RunEvent>>;
+    /// A page of the events of `run_id` in sequence order (empty for an unknown run).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn read_run_events(&self, run_id: &str, page: &PageRequest) -> Result<Page<RunEvent>>;
 
-    /// Every run id with at least one event, in id order.
-    fn list_run_ids(&self) -> Result<Vec<String>>;
+    /// A page of the run ids with at least one event, in id order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn list_run_ids(&self, page: &PageRequest) -> Result<Page<String>>;
 }

@@ -13,7 +13,10 @@ use super::checkpoints::Checkpoint;
 use super::conversations::ConversationState;
 use super::effects::EffectRecord;
 use super::journal::Event;
-use super::outbox::NewOutboxRow;
+use super::namespaces::{NamespaceOrigin, NamespaceRecord, RegisterOutcome};
+use super::outbox::{ClaimFilter, NewOutboxRow, OutboxClaim, OutboxRow, OutboxStatus};
+use super::packages::PackageRecord;
+use super::retention::PurgeCounts;
 use super::run_journal::RunEvent;
 use super::visibility::VisibilityRecord;
 use super::Millis;
@@ -44,23 +47,46 @@ pub enum Operation {
         workflow_id: String,
         events: Vec<Event>,
         expected_seq: u64,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default)]
         outbox: Vec<NewOutboxRow>,
     },
     /// [`crate::OutboxStore::insert_outbox`]: rows whose key exists already are skipped.
     InsertOutbox { rows: Vec<NewOutboxRow> },
+    /// [`crate::OutboxStore::claim_outbox`].
+    ClaimOutbox {
+        now: Millis,
+        limit: u32,
+        #[serde(default)]
+        filter: ClaimFilter,
+    },
     /// [`crate::OutboxStore::complete_outbox`].
-    CompleteOutbox { dispatch_key: String },
+    CompleteOutbox {
+        dispatch_key: String,
+        claim_token: u64,
+    },
+    /// [`crate::OutboxStore::complete_outbox_batch`].
+    CompleteOutboxBatch { claims: Vec<OutboxClaim> },
     /// [`crate::OutboxStore::retry_outbox`].
     RetryOutbox {
         dispatch_key: String,
+        claim_token: u64,
         next_attempt: u32,
         visible_after: Millis,
     },
     /// [`crate::OutboxStore::fail_outbox`].
-    FailOutbox { dispatch_key: String },
+    FailOutbox {
+        dispatch_key: String,
+        claim_token: u64,
+        reason: String,
+    },
     /// [`crate::OutboxStore::cancel_workflow_outbox`].
     CancelWorkflowOutbox { workflow_id: String },
+    /// [`crate::OutboxStore::rearm_stale_claims`].
+    RearmStaleClaims {
+        older_than: Millis,
+        visible_after: Millis,
+        limit: u32,
+    },
     /// [`crate::TimerStore::schedule_timer`].
     ScheduleTimer {
         workflow_id: String,
@@ -98,6 +124,42 @@ pub enum Operation {
     PutArtifact { artifact: NewArtifact, now: Millis },
     /// [`crate::ArtifactStore::delete_artifact`].
     DeleteArtifact { scope: String, artifact_id: String },
+    /// [`crate::ArtifactStore::purge_expired_artifacts`].
+    PurgeExpiredArtifacts { now: Millis },
+    /// [`crate::RetentionStore::purge_workflows`].
+    PurgeWorkflows { closed_before: Millis, limit: u32 },
+    /// [`crate::NamespaceStore::register_namespace`].
+    RegisterNamespace {
+        name: String,
+        origin: NamespaceOrigin,
+        now: Millis,
+    },
+    /// [`crate::NamespaceStore::put_namespace`].
+    PutNamespace { record: NamespaceRecord },
+    /// [`crate::NamespaceStore::set_namespace_placement`].
+    SetNamespacePlacement {
+        name: String,
+        placement: serde_json::Value,
+    },
+    /// [`crate::NamespaceStore::deprecate_namespace`].
+    DeprecateNamespace { name: String },
+    /// [`crate::PackageStore::put_package`], or with `member_types`
+    /// [`crate::PackageStore::put_package_for_types`].
+    PutPackage {
+        record: PackageRecord,
+        #[serde(default)]
+        member_types: Option<Vec<String>>,
+    },
+    /// [`crate::PackageStore::delete_package`].
+    DeletePackage {
+        workflow_type: String,
+        content_hash: String,
+    },
+    /// [`crate::PackageStore::set_package_route`].
+    SetPackageRoute {
+        workflow_type: String,
+        content_hash: String,
+    },
 }
 
 /// What one operation did, in the order of the step. The tag `op` names the operation.
@@ -112,12 +174,24 @@ pub enum OperationOutcome {
     InsertOutbox {
         inserted: u64,
     },
+    /// The rows claimed, with their claim tokens.
+    ClaimOutbox {
+        rows: Vec<OutboxRow>,
+    },
     CompleteOutbox {},
-    RetryOutbox {},
+    CompleteOutboxBatch {},
+    /// The row's status after the retry: pending, or failed when its attempts ran out.
+    RetryOutbox {
+        status: OutboxStatus,
+    },
     FailOutbox {},
     /// The dispatch keys of the rows cancelled.
     CancelWorkflowOutbox {
         cancelled: Vec<String>,
+    },
+    /// The rows re-armed (or dead-lettered), as they are now.
+    RearmStaleClaims {
+        rows: Vec<OutboxRow>,
     },
     ScheduleTimer {},
     /// Whether a timer was there to cancel.
@@ -146,6 +220,31 @@ pub enum OperationOutcome {
     DeleteArtifact {
         deleted: bool,
     },
+    /// What the purge deleted, per table.
+    PurgeWorkflows {
+        counts: PurgeCounts,
+    },
+    /// How many expired artifacts were purged.
+    PurgeExpiredArtifacts {
+        purged: u64,
+    },
+    RegisterNamespace {
+        outcome: RegisterOutcome,
+    },
+    PutNamespace {
+        outcome: RegisterOutcome,
+    },
+    SetNamespacePlacement {},
+    /// Whether the namespace was active before.
+    DeprecateNamespace {
+        deprecated: bool,
+    },
+    PutPackage {},
+    /// The workflow types whose route pointed at the deleted package, dropped with it.
+    DeletePackage {
+        dropped_routes: Vec<String>,
+    },
+    SetPackageRoute {},
 }
 
 /// Operations to apply together, with an optional request id.

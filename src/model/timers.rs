@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::{Millis, Page, PageRequest};
 use crate::error::Result;
 
 /// A scheduled timer, identified by its workflow and its timer id within that workflow.
@@ -24,9 +24,12 @@ pub trait TimerStore {
     /// [`crate::Error::InvalidInput`] for an empty or oversized id; nothing is written then.
     fn schedule_timer(&self, workflow_id: &str, timer_id: &str, fire_at: Millis) -> Result<()>;
 
-    /// Timers with `fire_at <= as_of`, earliest first; at the same fire time by workflow id,
-    /// then timer id. Reading does not remove them.
-    fn due_timers(&self, as_of: Millis) -> Result<Vec<Timer>>;
+    /// A page of the timers with `fire_at <= as_of`, earliest first; at the same fire time by
+    /// workflow id, then timer id. Reading does not remove them.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
+    fn due_timers(&self, as_of: Millis, page: &PageRequest) -> Result<Page<Timer>>;
 
     /// Removes the timer; returns whether it existed (`false` is not an error, so cancelling
     /// twice is harmless).
@@ -35,6 +38,9 @@ pub trait TimerStore {
     /// [`crate::Error::InvalidInput`] for an empty or oversized id, which no timer can have.
     fn cancel_timer(&self, workflow_id: &str, timer_id: &str) -> Result<bool>;
 
-    /// Every timer, in the order of [`TimerStore::due_timers`].
-    fn list_timers(&self) -> Result<Vec<Timer>>;
+    /// A page of every timer, in the order of [`TimerStore::due_timers`].
+    ///
+    /// # Errors
+    /// As [`TimerStore::due_timers`].
+    fn list_timers(&self, page: &PageRequest) -> Result<Page<Timer>>;
 }

@@ -15,7 +15,8 @@ pub const MAX_ATTRIBUTE_KEY_BYTES: usize = 128;
 /// The most attribute predicates one filter may carry.
 pub const MAX_PREDICATES: usize = 32;
 
-/// The visibility record of one workflow (its latest run). Upserting replaces the whole record.
+/// The visibility record of one workflow (its latest run). Upserting replaces the whole record,
+/// unless it would take the record backwards (see [`VisibilityStore::upsert_visibility`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VisibilityRecord {
@@ -45,6 +46,11 @@ pub struct VisibilityRecord {
     /// but predicates compare only strings, numbers and booleans.
     #[serde(default = "empty_object")]
     pub search_attributes: serde_json::Value,
+    /// The journal head (the workflow's last event seq, counted across its runs) this record
+    /// reflects, when the writer knows it: an upsert with a lower head than the stored one is
+    /// refused.
+    #[serde(default)]
+    pub head: Option<u64>,
 }
 
 fn empty_object() -> serde_json::Value {
@@ -173,10 +179,20 @@ pub struct VisibilityPage {
 
 /// The visibility index.
 pub trait VisibilityStore {
-    /// Inserts the record, or replaces the stored record of the same workflow (last write
-    /// wins). One statement: atomic.
+    /// Inserts the record, or replaces the stored record of the same workflow, in one
+    /// transaction. A record never goes backwards; the upsert is refused (nothing written)
+    /// when it would:
+    /// - when both the stored record and `record` carry a `head`: if `record.head` is lower
+    ///   (an equal head rewrites the record, so a retried upsert succeeds);
+    /// - otherwise (either has no head): if `record` is of another run that started before the
+    ///   stored one, or of the same run and open (`close_time` none) while the stored record
+    ///   is closed.
     ///
     /// # Errors
+    /// [`crate::Error::Conflict`] (entity `"visibility"`, id the workflow id) when refused as
+    /// above: `expected` is `record.head` and `actual` the stored head for the head rule,
+    /// both `None` for the others.
+    ///
     /// [`crate::Error::InvalidInput`] naming the field for an empty or oversized id, type or
     /// status, a close time before the start time, search attributes that are not a JSON
     /// object or have a key that is not a plain name, or an oversized document; nothing is

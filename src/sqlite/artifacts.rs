@@ -1,12 +1,14 @@
 //! SQL of artifacts (table `artifacts`) and the derivation of their ids.
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
 
+use super::paging::{self, Listing};
 use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES};
 use crate::error::{Error, Result};
 use crate::model::artifacts::*;
-use crate::model::Millis;
+use crate::model::{Millis, Page, PageRequest};
 
 /// Every column but `bytes`, in the order [`meta_from_row`] reads them.
 const META_COLUMNS: &str = "scope, artifact_id, media_type, name, size_bytes, sha256,
@@ -215,28 +217,52 @@ impl ArtifactStore for SqliteStore {
         Ok(Artifact { meta, bytes })
     }
 
-    fn list_artifacts(&self, scope: &str) -> Result<Vec<ArtifactMeta>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {META_COLUMNS} FROM artifacts WHERE scope = ?1
-             ORDER BY created_at, artifact_id"
-        ))?;
-        let rows = stmt.query_map([scope], meta_from_row)?;
-        rows.map(|row| finish_meta(row?)).collect()
+    fn list_artifacts(&self, scope: &str, page: &PageRequest) -> Result<Page<ArtifactMeta>> {
+        ARTIFACTS.read(
+            self.conn(),
+            &format!("SELECT {META_COLUMNS} FROM artifacts WHERE scope = ?"),
+            vec![paging::text(scope)],
+            page,
+            |row| finish_meta(meta_from_row(row)?),
+            |meta| {
+                vec![
+                    SqlValue::Integer(meta.created_at),
+                    paging::text(&meta.artifact_id),
+                ]
+            },
+        )
     }
 
     fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool> {
-        let deleted = self
-            .conn()
-            .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?
-            .execute([scope, artifact_id])?;
+        let deleted = self.delete_with_room(|| {
+            Ok(self
+                .conn()
+                .prepare_cached("DELETE FROM artifacts WHERE scope = ?1 AND artifact_id = ?2")?
+                .execute([scope, artifact_id])?)
+        })?;
+        if deleted > 0 {
+            self.release_space();
+        }
         Ok(deleted > 0)
     }
 
     fn purge_expired_artifacts(&self, now: Millis) -> Result<u64> {
-        let purged = self
-            .conn()
-            .prepare_cached("DELETE FROM artifacts WHERE expires_at <= ?1")?
-            .execute([now])?;
+        let purged = self.delete_with_room(|| {
+            Ok(self
+                .conn()
+                .prepare_cached("DELETE FROM artifacts WHERE expires_at <= ?1")?
+                .execute([now])?)
+        })?;
+        if purged > 0 {
+            self.release_space();
+        }
         Ok(purged as u64)
     }
 }
+
+/// A scope's artifacts, oldest first.
+const ARTIFACTS: Listing = Listing {
+    name: "artifacts",
+    key: "created_at, artifact_id",
+    key_len: 2,
+};

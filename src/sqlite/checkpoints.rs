@@ -2,10 +2,12 @@
 
 use rusqlite::{params, OptionalExtension, Row};
 
+use super::paging::{self, Listing};
 use super::revisions::{commit_if_written, next_revision, Target};
 use super::{check_id, encode_document, from_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::checkpoints::*;
+use crate::model::{Page, PageRequest};
 
 const COLUMNS: &str = "checkpoint_id, run_id, revision, state, updated_at";
 
@@ -114,11 +116,21 @@ impl CheckpointStore for SqliteStore {
         )
     }
 
-    fn list_run_checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?1 ORDER BY checkpoint_id"
-        ))?;
-        let rows = stmt.query_map([run_id], raw_from_row)?;
-        rows.map(|raw| decode(raw?)).collect()
+    fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>> {
+        CHECKPOINTS.read(
+            self.conn(),
+            &format!("SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?"),
+            vec![paging::text(run_id)],
+            page,
+            |row| decode(raw_from_row(row)?),
+            |checkpoint| vec![paging::text(&checkpoint.checkpoint_id)],
+        )
     }
 }
+
+/// A run's checkpoints by id.
+const CHECKPOINTS: Listing = Listing {
+    name: "runCheckpoints",
+    key: "checkpoint_id",
+    key_len: 1,
+};

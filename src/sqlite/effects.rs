@@ -1,11 +1,15 @@
 //! SQL of the side-effect ledger (table `effects`).
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use super::paging::{self, Listing};
 
 use super::revisions::{conflict, next_revision, Target};
 use super::{check_id, check_size, encode_document, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES};
 use crate::error::{Error, Result};
 use crate::model::effects::*;
+use crate::model::{Page, PageRequest};
 
 const COLUMNS: &str = "effect_id, capability_id, idempotency_key, revision, status, request,
      output, error, updated_at";
@@ -319,23 +323,48 @@ impl EffectStore for SqliteStore {
         }
     }
 
-    fn list_unresolved_effects(&self) -> Result<Vec<EffectRecord>> {
-        self.query_effects(
-            "status IN ('started', 'outcomeUnknown')",
-            "ORDER BY updated_at, effect_id",
-            [],
+    fn list_unresolved_effects(&self, page: &PageRequest) -> Result<Page<EffectRecord>> {
+        UNRESOLVED.read(
+            self.conn(),
+            &format!("SELECT {COLUMNS} FROM effects WHERE status IN ('started', 'outcomeUnknown')"),
+            Vec::new(),
+            page,
+            |row| decode(raw_from_row(row)?),
+            |effect| {
+                vec![
+                    SqlValue::Integer(effect.updated_at),
+                    paging::text(&effect.effect_id),
+                ]
+            },
         )
     }
 
     fn list_effects(
         &self,
         status: Option<EffectStatusKind>,
-        limit: u32,
-    ) -> Result<Vec<EffectRecord>> {
-        self.query_effects(
-            "?1 IS NULL OR status = ?1",
-            "ORDER BY effect_id LIMIT ?2",
-            params![status.map(EffectStatusKind::as_str), limit],
+        page: &PageRequest,
+    ) -> Result<Page<EffectRecord>> {
+        EFFECTS.read(
+            self.conn(),
+            &format!("SELECT {COLUMNS} FROM effects WHERE (?1 IS NULL OR status = ?1)"),
+            vec![status.map_or(SqlValue::Null, |s| paging::text(s.as_str()))],
+            page,
+            |row| decode(raw_from_row(row)?),
+            |effect| vec![paging::text(&effect.effect_id)],
         )
     }
 }
+
+/// Unresolved effects, oldest update first.
+const UNRESOLVED: Listing = Listing {
+    name: "unresolvedEffects",
+    key: "updated_at, effect_id",
+    key_len: 2,
+};
+
+/// Effects by id.
+const EFFECTS: Listing = Listing {
+    name: "effects",
+    key: "effect_id",
+    key_len: 1,
+};

@@ -1,8 +1,10 @@
 //! SQL of the workflow event journal and its status projection (tables `events`, `workflows`).
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::outbox::check_rows as check_outbox_rows;
+use super::paging::{self, Listing};
 use super::{
     check_depth, check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore,
     MAX_DOCUMENT_BYTES,
@@ -10,7 +12,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::journal::*;
 use crate::model::outbox::NewOutboxRow;
-use crate::model::Millis;
+use crate::model::{Millis, Page, PageRequest};
 
 /// Lifecycle kinds, the events a run chain is built from.
 const LIFECYCLE: [&str; 7] = [
@@ -97,6 +99,33 @@ impl Projection {
             closed_at: None,
             updated_at: 0,
         }
+    }
+
+    /// Checks that `event` may follow the current status, as [`EventJournal::append`] states:
+    /// a lifecycle event must fit the run; any other event always fits.
+    fn check(&self, workflow_id: &str, event: &Event) -> Result<()> {
+        use WorkflowStatus as S;
+        let open = matches!(self.status, S::Running | S::Paused);
+        let (name, fits) = match &event.kind {
+            // A new run may start where none is open: first, after continue-as-new, or
+            // reusing the id of a closed workflow.
+            EventKind::Started { .. } => ("started", !open),
+            EventKind::Paused => ("paused", self.status == S::Running),
+            EventKind::Resumed => ("resumed", self.status == S::Paused),
+            EventKind::Completed => ("completed", open),
+            EventKind::Failed { .. } => ("failed", open),
+            EventKind::Cancelled => ("cancelled", open),
+            EventKind::ContinuedAsNew { .. } => ("continuedAsNew", open),
+            EventKind::Custom { .. } => return Ok(()),
+        };
+        if fits {
+            return Ok(());
+        }
+        Err(Error::LifecycleConflict {
+            workflow_id: workflow_id.to_owned(),
+            event: name,
+            status: self.status.as_str(),
+        })
     }
 
     fn apply(&mut self, event: &Event) {
@@ -216,6 +245,8 @@ impl SqliteStore {
         )?;
         let mut seq = actual;
         for (blob, event) in encoded {
+            // Checked as the projection advances, so that a batch is judged event by event.
+            projection.check(workflow_id, event)?;
             seq += 1;
             insert.execute(params![
                 workflow_id,
@@ -263,31 +294,64 @@ impl SqliteStore {
             .collect()
     }
 
-    fn read_events(&self, workflow_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT seq, event FROM events WHERE workflow_id = ?1 AND seq >= ?2 ORDER BY seq",
-        )?;
-        let mut rows = stmt.query(params![workflow_id, to_sql_int("fromSeq", from_seq)?])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let seq = from_sql_int("seq", row.get(0)?)?;
-            let blob = row.get_ref(1)?.as_blob()?;
-            out.push(StoredEvent {
-                seq,
-                event: decode_at(workflow_id, seq, blob)?,
-            });
-        }
-        Ok(out)
+    fn read_events(
+        &self,
+        workflow_id: &str,
+        from_seq: u64,
+        page: &PageRequest,
+    ) -> Result<Page<StoredEvent>> {
+        HISTORY.read(
+            self.conn(),
+            "SELECT seq, event FROM events WHERE workflow_id = ? AND seq >= ?",
+            vec![
+                paging::text(workflow_id),
+                SqlValue::Integer(to_sql_int("fromSeq", from_seq)?),
+            ],
+            page,
+            |row| {
+                let seq = from_sql_int("seq", row.get(0)?)?;
+                let blob = row.get_ref(1)?.as_blob()?;
+                Ok(StoredEvent {
+                    seq,
+                    event: decode_at(workflow_id, seq, blob)?,
+                })
+            },
+            |event| vec![SqlValue::Integer(event.seq as i64)],
+        )
     }
 
-    fn ids_where_status(&self, sql_condition: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT workflow_id FROM workflows WHERE {sql_condition} ORDER BY workflow_id"
-        ))?;
-        let ids = stmt.query_map([], |row| row.get(0))?;
-        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    fn ids_where_status(&self, sql_condition: &str, page: &PageRequest) -> Result<Page<String>> {
+        WORKFLOW_IDS.read(
+            self.conn(),
+            &format!("SELECT workflow_id FROM workflows WHERE {sql_condition}"),
+            Vec::new(),
+            page,
+            |row| Ok(row.get(0)?),
+            |id: &String| vec![paging::text(id)],
+        )
     }
 }
+
+/// A workflow's events by seq.
+const HISTORY: Listing = Listing {
+    name: "history",
+    key: "seq",
+    key_len: 1,
+};
+
+/// Workflow ids, whatever the status condition.
+const WORKFLOW_IDS: Listing = Listing {
+    name: "workflowIds",
+    key: "workflow_id",
+    key_len: 1,
+};
+
+/// Summaries newest start first, never-started last, as one ascending key.
+const SUMMARIES: Listing = Listing {
+    name: "workflowSummaries",
+    key: "started_at IS NULL, coalesce(-started_at, 0), workflow_id",
+    key_len: 3,
+};
 
 impl EventJournal for SqliteStore {
     fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64> {
@@ -306,18 +370,23 @@ impl EventJournal for SqliteStore {
         let tx = self.write_tx()?;
         let head = Self::append_in(&tx, workflow_id, &encoded, expected_seq)?;
         if !outbox.is_empty() {
-            Self::insert_checked_in(&tx, outbox)?;
+            Self::insert_unique_in(&tx, outbox)?;
         }
         tx.commit()?;
         Ok(head)
     }
 
-    fn read_history(&self, workflow_id: &str) -> Result<Vec<StoredEvent>> {
-        self.read_events(workflow_id, 0)
+    fn read_history(&self, workflow_id: &str, page: &PageRequest) -> Result<Page<StoredEvent>> {
+        self.read_events(workflow_id, 0, page)
     }
 
-    fn read_history_from(&self, workflow_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>> {
-        self.read_events(workflow_id, from_seq)
+    fn read_history_from(
+        &self,
+        workflow_id: &str,
+        from_seq: u64,
+        page: &PageRequest,
+    ) -> Result<Page<StoredEvent>> {
+        self.read_events(workflow_id, from_seq, page)
     }
 
     fn head(&self, workflow_id: &str) -> Result<u64> {
@@ -329,16 +398,16 @@ impl EventJournal for SqliteStore {
         head.map_or(Ok(0), |h| from_sql_int("head", h))
     }
 
-    fn list_workflow_ids(&self) -> Result<Vec<String>> {
-        self.ids_where_status("1")
+    fn list_workflow_ids(&self, page: &PageRequest) -> Result<Page<String>> {
+        self.ids_where_status("1", page)
     }
 
-    fn list_active(&self) -> Result<Vec<String>> {
-        self.ids_where_status("status NOT IN ('completed', 'failed', 'cancelled')")
+    fn list_active(&self, page: &PageRequest) -> Result<Page<String>> {
+        self.ids_where_status("status NOT IN ('completed', 'failed', 'cancelled')", page)
     }
 
-    fn list_paused(&self) -> Result<Vec<String>> {
-        self.ids_where_status("status = 'paused'")
+    fn list_paused(&self, page: &PageRequest) -> Result<Page<String>> {
+        self.ids_where_status("status = 'paused'", page)
     }
 
     fn workflow_summary(&self, workflow_id: &str) -> Result<WorkflowSummary> {
@@ -351,28 +420,47 @@ impl EventJournal for SqliteStore {
             .ok_or_else(|| Error::not_found("workflow", workflow_id))
     }
 
-    fn query_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowSummary>> {
-        let limit = query.limit.map_or(-1, i64::from);
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM workflows
-             WHERE (?1 IS NULL OR status = ?1)
-               AND (?2 IS NULL OR workflow_type = ?2)
-               AND (?3 IS NULL OR started_at >= ?3)
-               AND (?4 IS NULL OR started_at < ?4)
-             ORDER BY started_at IS NULL, started_at DESC, workflow_id
-             LIMIT ?5"
-        ))?;
-        let rows = stmt.query_map(
-            params![
-                query.status.map(WorkflowStatus::as_str),
-                query.workflow_type,
-                query.started_after,
-                query.started_before,
-                limit
+    fn query_workflows(
+        &self,
+        query: &WorkflowQuery,
+        page: &PageRequest,
+    ) -> Result<Page<WorkflowSummary>> {
+        let optional = |value: Option<SqlValue>| value.unwrap_or(SqlValue::Null);
+        let page = SUMMARIES.read(
+            self.conn(),
+            &format!(
+                "SELECT {SUMMARY_COLUMNS} FROM workflows
+                 WHERE (?1 IS NULL OR status = ?1)
+                   AND (?2 IS NULL OR workflow_type = ?2)
+                   AND (?3 IS NULL OR started_at >= ?3)
+                   AND (?4 IS NULL OR started_at < ?4)"
+            ),
+            vec![
+                optional(query.status.map(|s| paging::text(s.as_str()))),
+                optional(query.workflow_type.as_deref().map(paging::text)),
+                optional(query.started_after.map(SqlValue::Integer)),
+                optional(query.started_before.map(SqlValue::Integer)),
             ],
-            summary_from_row,
+            page,
+            |row| Ok(summary_from_row(row)?),
+            |(summary, _, _)| {
+                let started_at = summary.started_at;
+                vec![
+                    SqlValue::Integer(i64::from(started_at.is_none())),
+                    // The same expression as the key's `coalesce(-started_at, 0)`.
+                    SqlValue::Integer(started_at.map_or(0, i64::wrapping_neg)),
+                    paging::text(&summary.workflow_id),
+                ]
+            },
         )?;
-        rows.map(|row| finish_summary(row?)).collect()
+        Ok(Page {
+            items: page
+                .items
+                .into_iter()
+                .map(finish_summary)
+                .collect::<Result<_>>()?,
+            next_cursor: page.next_cursor,
+        })
     }
 
     fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>> {

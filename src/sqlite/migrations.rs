@@ -22,8 +22,12 @@ fn user_version(conn: &Connection) -> Result<u32> {
 /// # Errors
 /// [`Error::SchemaTooNew`] when the database is newer than this code; it is left untouched.
 pub(crate) fn migrate(conn: &Connection) -> Result<()> {
-    if user_version(conn)? == SCHEMA_VERSION {
+    let found = user_version(conn)?;
+    if found == SCHEMA_VERSION {
         return Ok(());
+    }
+    if found == 0 {
+        set_incremental_vacuum(conn)?;
     }
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // Another connection may have migrated between the read above and the lock.
@@ -34,6 +38,23 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Gives a new database incremental auto-vacuum, so that the pages a delete frees go back to
+/// the file system (see `release_space`). The mode is part of the file's layout: it must be
+/// set before the first table, and once the WAL has written the file's header (the journal
+/// mode is set before migrations run) only a VACUUM applies it, which costs nothing on an
+/// empty database.
+///
+/// A database created at version 1 keeps `NONE` (its freed pages are reused by later writes)
+/// until `RetentionStore::vacuum` rewrites it: an upgrade must not demand room for a second
+/// copy of the file from a disk that may be nearly full.
+fn set_incremental_vacuum(conn: &Connection) -> Result<()> {
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
+    if tables == 0 {
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+    }
     Ok(())
 }
 

@@ -11,6 +11,8 @@ mod journal;
 mod namespaces;
 mod outbox;
 mod packages;
+mod paging;
+mod retention;
 mod revisions;
 mod run_journal;
 mod steps;
@@ -58,6 +60,9 @@ pub struct SqliteStore {
     /// Set while [`crate::StepStore::commit`] applies a step: every write then joins the
     /// step's transaction instead of opening its own.
     in_step: Cell<bool>,
+    /// Set when a delete inside a step freed pages: the step gives them back to the file
+    /// system after it commits (see `SqliteStore::release_space`).
+    release_after_step: Cell<bool>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -123,6 +128,7 @@ impl SqliteStore {
         Ok(Self {
             conn,
             in_step: Cell::new(false),
+            release_after_step: Cell::new(false),
         })
     }
 
@@ -225,8 +231,15 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
         }
     }
     conn.pragma_update(None, "synchronous", synchronous)?;
+    // A large transaction grows the WAL; without a limit its file keeps that size for good.
+    // This trims it back at the next checkpoint that restarts it.
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     Ok(())
 }
+
+/// The size the WAL file is trimmed back to after a checkpoint, in bytes: about what
+/// SQLite's automatic checkpoint (every 1000 pages) lets it reach in ordinary use.
+const WAL_SIZE_LIMIT: i64 = 4 << 20;
 
 /// Converts a caller's unsigned count or sequence to SQLite's signed integer.
 fn to_sql_int(field: &str, value: u64) -> Result<i64> {

@@ -1,11 +1,13 @@
 //! SQL of the namespace registry (table `namespaces`).
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension, Row};
 
+use super::paging::{self, Listing};
 use super::{check_id, encode_document, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::namespaces::*;
-use crate::model::Millis;
+use crate::model::{Millis, Page, PageRequest};
 
 const COLUMNS: &str = "name, origin, state, placement, created_at, last_seen";
 
@@ -112,16 +114,20 @@ impl NamespaceStore for SqliteStore {
         rows.next()?.map(record_from_row).transpose()
     }
 
-    fn list_namespaces(&self) -> Result<Vec<NamespaceRecord>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM namespaces ORDER BY created_at, name"
-        ))?;
-        let mut rows = stmt.query([])?;
-        let mut records = Vec::new();
-        while let Some(row) = rows.next()? {
-            records.push(record_from_row(row)?);
-        }
-        Ok(records)
+    fn list_namespaces(&self, page: &PageRequest) -> Result<Page<NamespaceRecord>> {
+        NAMESPACES.read(
+            self.conn(),
+            &format!("SELECT {COLUMNS} FROM namespaces WHERE 1"),
+            Vec::new(),
+            page,
+            record_from_row,
+            |record| {
+                vec![
+                    SqlValue::Integer(record.created_at),
+                    paging::text(&record.name),
+                ]
+            },
+        )
     }
 
     fn set_namespace_placement(&self, name: &str, placement: &serde_json::Value) -> Result<()> {
@@ -154,3 +160,10 @@ impl NamespaceStore for SqliteStore {
         Ok(true)
     }
 }
+
+/// Namespaces, oldest first.
+const NAMESPACES: Listing = Listing {
+    name: "namespaces",
+    key: "created_at, name",
+    key_len: 2,
+};

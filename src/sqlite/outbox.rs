@@ -5,30 +5,50 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Params, Row};
+
+use super::paging::{self, Listing};
 
 use super::{
     check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES,
+    MAX_DOCUMENT_BYTES,
 };
 use crate::error::{Error, Result};
 use crate::model::outbox::*;
-use crate::model::Millis;
+use crate::model::{Millis, Page, PageRequest};
 
 /// The entity name in errors about one row.
 const ROW: &str = "outbox row";
 
 /// The columns [`row_from`] reads, in its order.
 const ROW_COLUMNS: &str = "dispatch_key, workflow_id, ordinal, activity_type, input, status, \
-     attempt, visible_after, claimed_at, run_id, namespace, task_queue, node";
+     attempt, visible_after, claimed_at, run_id, namespace, task_queue, node, claim_token, \
+     max_attempts, dead_reason";
 
-/// The transitions of one live row; `?1` is the dispatch key.
+/// One row's state, in [`state_from`]'s order.
+const SELECT_STATE: &str = "SELECT status, attempt, visible_after, claimed_at, claim_token, \
+     max_attempts, dead_reason FROM outbox WHERE dispatch_key = ?1";
+
+/// The transitions of one live row held by the claim `?2`; `?1` is the dispatch key. A row
+/// whose token is another's is left alone: that is the fence. Each returns the new status.
 const COMPLETE: &str = "UPDATE outbox SET status = 'done'
-     WHERE dispatch_key = ?1 AND status IN ('pending', 'claimed')";
-const FAIL: &str = "UPDATE outbox SET status = 'failed'
-     WHERE dispatch_key = ?1 AND status IN ('pending', 'claimed')";
-const RETRY: &str = "UPDATE outbox SET status = 'pending', attempt = ?2, visible_after = ?3,
-       claimed_at = NULL
-     WHERE dispatch_key = ?1 AND status IN ('pending', 'claimed')";
+     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')
+     RETURNING status";
+const FAIL: &str = "UPDATE outbox SET status = 'failed', dead_reason = ?3
+     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')
+     RETURNING status";
+/// A retry to attempt `?3` behind the fence `?4`, or a dead letter when `?3` reaches the
+/// row's maximum; a dead letter keeps its fence and the time of its last claim, as every
+/// settled row does.
+const RETRY: &str = "UPDATE outbox SET attempt = ?3,
+       status = iif(?3 >= max_attempts, 'failed', 'pending'),
+       dead_reason = iif(?3 >= max_attempts,
+         'retry to attempt ' || ?3 || ' reaches the maximum of ' || max_attempts, NULL),
+       visible_after = iif(?3 >= max_attempts, visible_after, ?4),
+       claimed_at = iif(?3 >= max_attempts, claimed_at, NULL)
+     WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')
+     RETURNING status";
 
 fn check_row(index: usize, row: &NewOutboxRow) -> Result<()> {
     // Field names are built only to report a failure: a batch checks every row.
@@ -42,6 +62,7 @@ fn check_row(index: usize, row: &NewOutboxRow) -> Result<()> {
     if row.input.len() > MAX_BLOB_BYTES {
         check_size(&field("input"), row.input.len(), MAX_BLOB_BYTES)?;
     }
+    check_max_attempts(index, row)?;
     let optional = [
         ("runId", &row.run_id),
         ("namespace", &row.namespace),
@@ -52,6 +73,24 @@ fn check_row(index: usize, row: &NewOutboxRow) -> Result<()> {
         if let Some(value) = value {
             check_id_as(|| field(name), value)?;
         }
+    }
+    Ok(())
+}
+
+fn check_max_attempts(index: usize, row: &NewOutboxRow) -> Result<()> {
+    let max = row.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+    if max == 0 || row.attempt >= max {
+        let given = match row.max_attempts {
+            Some(_) => format!("{max}"),
+            None => format!("the default {max}"),
+        };
+        return Err(Error::invalid(
+            format!("outbox[{index}].maxAttempts"),
+            format!(
+                "{given} must be at least 1 and above attempt {}",
+                row.attempt
+            ),
+        ));
     }
     Ok(())
 }
@@ -92,19 +131,22 @@ fn check_filter(filter: &ClaimFilter) -> Result<()> {
     })
 }
 
-/// Checks a list of keys or names: each usable, none twice.
-fn check_distinct_ids(field: &str, values: &[String]) -> Result<()> {
-    let mut seen = HashSet::with_capacity(values.len());
-    for (index, value) in values.iter().enumerate() {
-        check_id(&format!("{field}[{index}]"), value)?;
-        if !seen.insert(value.as_str()) {
-            return Err(Error::invalid(
-                format!("{field}[{index}]"),
-                format!("{value} is listed twice"),
-            ));
+/// Checks the keys of a batch of claims: each usable, none twice.
+fn check_distinct_claims(claims: &[OutboxClaim]) -> Result<()> {
+    let mut seen = HashSet::with_capacity(claims.len());
+    for (index, claim) in claims.iter().enumerate() {
+        let key = &claim.dispatch_key;
+        let field = || format!("claims[{index}].dispatchKey");
+        check_id_as(field, key)?;
+        if !seen.insert(key.as_str()) {
+            return Err(Error::invalid(field(), format!("{key} is listed twice")));
         }
     }
     Ok(())
+}
+
+fn is_live(status: OutboxStatus) -> bool {
+    matches!(status, OutboxStatus::Pending | OutboxStatus::Claimed)
 }
 
 fn status_from(text: &str) -> Result<OutboxStatus> {
@@ -113,10 +155,14 @@ fn status_from(text: &str) -> Result<OutboxStatus> {
     })
 }
 
-fn attempt_from(value: i64) -> Result<u32> {
-    u32::try_from(from_sql_int("attempt", value)?).map_err(|_| Error::Corrupt {
-        message: format!("outbox attempt {value} is out of range"),
+fn u32_from(column: &str, value: i64) -> Result<u32> {
+    u32::try_from(from_sql_int(column, value)?).map_err(|_| Error::Corrupt {
+        message: format!("outbox {column} {value} is out of range"),
     })
+}
+
+fn attempt_from(value: i64) -> Result<u32> {
+    u32_from("attempt", value)
 }
 
 /// The error for a transition of a row that is already settled.
@@ -127,6 +173,11 @@ fn settled(dispatch_key: &str) -> Error {
         expected: None,
         actual: None,
     }
+}
+
+/// The error for a new row whose key is stored already (or listed earlier in the same call).
+fn duplicate(dispatch_key: &str) -> Error {
+    settled(dispatch_key)
 }
 
 /// Reads a row selected (or returned) as [`ROW_COLUMNS`].
@@ -141,10 +192,26 @@ fn row_from(row: &Row<'_>) -> Result<OutboxRow> {
         attempt: attempt_from(row.get(6)?)?,
         visible_after: row.get(7)?,
         claimed_at: row.get(8)?,
+        claim_token: from_sql_int("claim_token", row.get(13)?)?,
+        max_attempts: u32_from("max_attempts", row.get(14)?)?,
+        dead_reason: row.get(15)?,
         run_id: row.get(9)?,
         namespace: row.get(10)?,
         task_queue: row.get(11)?,
         node: row.get(12)?,
+    })
+}
+
+/// Reads a state selected by [`SELECT_STATE`].
+fn state_from(row: &Row<'_>) -> Result<OutboxRowState> {
+    Ok(OutboxRowState {
+        status: status_from(row.get_ref(0)?.as_str()?)?,
+        attempt: attempt_from(row.get(1)?)?,
+        visible_after: row.get(2)?,
+        claimed_at: row.get(3)?,
+        claim_token: from_sql_int("claim_token", row.get(4)?)?,
+        max_attempts: u32_from("max_attempts", row.get(5)?)?,
+        dead_reason: row.get(6)?,
     })
 }
 
@@ -168,21 +235,47 @@ fn json_array(values: &[String]) -> Result<String> {
     Ok(serde_json::to_string(values)?)
 }
 
+/// What an insert does with a dispatch key that is stored already.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OnDuplicate {
+    /// Leaves the stored row alone and skips the new one.
+    Ignore,
+    /// Fails the insert with a conflict naming the key.
+    Refuse,
+}
+
 impl SqliteStore {
     /// Inserts rows that passed [`check_rows`] inside a caller's transaction, ignoring existing
     /// dispatch keys. Returns how many were inserted.
     pub(super) fn insert_checked_in(tx: &Connection, rows: &[NewOutboxRow]) -> Result<u64> {
+        Self::insert_rows_in(tx, rows, OnDuplicate::Ignore)
+    }
+
+    /// Inserts rows that passed [`check_rows`] inside a caller's transaction, all of them new.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] (entity `"outbox row"`, no revisions) naming the first key that is
+    /// stored already or listed twice; the caller's transaction must then be dropped.
+    pub(super) fn insert_unique_in(tx: &Connection, rows: &[NewOutboxRow]) -> Result<()> {
+        Self::insert_rows_in(tx, rows, OnDuplicate::Refuse).map(|_| ())
+    }
+
+    fn insert_rows_in(
+        tx: &Connection,
+        rows: &[NewOutboxRow],
+        on_duplicate: OnDuplicate,
+    ) -> Result<u64> {
         // `ON CONFLICT (dispatch_key)` ignores only a duplicate key, where `INSERT OR IGNORE`
         // would also swallow a violated CHECK or NOT NULL constraint.
         let mut insert = tx.prepare_cached(
             "INSERT INTO outbox (dispatch_key, workflow_id, ordinal, activity_type, input,
-               status, attempt, visible_after, run_id, namespace, task_queue, node)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11)
+               status, attempt, visible_after, run_id, namespace, task_queue, node, max_attempts)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (dispatch_key) DO NOTHING",
         )?;
         let mut inserted = 0;
         for row in rows {
-            inserted += insert.execute(params![
+            let changed = insert.execute(params![
                 row.dispatch_key,
                 row.workflow_id,
                 to_sql_int("ordinal", row.ordinal)?,
@@ -193,8 +286,13 @@ impl SqliteStore {
                 row.run_id,
                 row.namespace,
                 row.task_queue,
-                row.node
-            ])? as u64;
+                row.node,
+                row.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)
+            ])?;
+            if changed == 0 && on_duplicate == OnDuplicate::Refuse {
+                return Err(duplicate(&row.dispatch_key));
+            }
+            inserted += changed as u64;
         }
         Ok(inserted)
     }
@@ -204,46 +302,61 @@ impl SqliteStore {
         conn: &rusqlite::Connection,
         dispatch_key: &str,
     ) -> Result<Option<OutboxRowState>> {
-        conn.prepare_cached(
-            "SELECT status, attempt, visible_after, claimed_at FROM outbox WHERE dispatch_key = ?1",
-        )?
-        .query_row([dispatch_key], |row: &Row<'_>| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, i64>(1)?,
-                row.get(2)?,
-                row.get(3)?,
-            ))
-        })
-        .optional()?
-        .map(|(status, attempt, visible_after, claimed_at)| {
-            Ok(OutboxRowState {
-                status: status_from(&status)?,
-                attempt: attempt_from(attempt)?,
-                visible_after,
-                claimed_at,
-            })
-        })
-        .transpose()
+        let mut stmt = conn.prepare_cached(SELECT_STATE)?;
+        let mut rows = stmt.query([dispatch_key])?;
+        rows.next()?.map(state_from).transpose()
     }
 
-    /// Says why a transition of `dispatch_key` changed nothing: the row is unknown or settled.
-    fn refusal_in(tx: &Connection, dispatch_key: &str) -> Result<Error> {
+    /// Says why a transition of `dispatch_key` under `claim_token` changed nothing: the row is
+    /// unknown, settled, or live under another token.
+    fn refusal_in(tx: &Connection, dispatch_key: &str, claim_token: u64) -> Result<Error> {
         Ok(match Self::row_state(tx, dispatch_key)? {
             None => Error::not_found(ROW, dispatch_key),
-            Some(_) => settled(dispatch_key),
+            Some(state) if !is_live(state.status) => settled(dispatch_key),
+            Some(state) => Error::Conflict {
+                entity: ROW,
+                id: dispatch_key.to_owned(),
+                expected: Some(claim_token),
+                actual: Some(state.claim_token),
+            },
         })
     }
 
-    /// Applies `update`, a transition of one live row with the key as `?1`, in one transaction.
-    fn transition(&self, dispatch_key: &str, update: &str, params: impl Params) -> Result<()> {
+    /// Applies `update`, a transition of one live row with the key as `?1` and the claim
+    /// token as `?2` that returns the new status, in one transaction.
+    fn transition(
+        &self,
+        dispatch_key: &str,
+        claim_token: u64,
+        update: &str,
+        params: impl Params,
+    ) -> Result<OutboxStatus> {
         check_id("dispatchKey", dispatch_key)?;
         let tx = self.write_tx()?;
-        if tx.prepare_cached(update)?.execute(params)? != 1 {
-            return Err(Self::refusal_in(&tx, dispatch_key)?);
-        }
+        let Some(status) = Self::settle_in(&tx, update, params)? else {
+            return Err(Self::refusal_in(&tx, dispatch_key, claim_token)?);
+        };
         tx.commit()?;
-        Ok(())
+        status_from(&status)
+    }
+
+    /// Runs a transition inside a caller's transaction: the new status, `None` when the row
+    /// was left alone (unknown, settled, or held under another token).
+    fn settle_in(
+        tx: &Connection,
+        update: &str,
+        params: impl Params,
+    ) -> Result<Option<String>> {
+        let mut stmt = tx.prepare_cached(update)?;
+        Ok(stmt.query_row(params, |row| row.get(0)).optional()?)
+    }
+
+    /// The token the next claim hands out, read inside the claim's transaction.
+    fn next_claim_token_in(tx: &Connection) -> Result<i64> {
+        let last: i64 = tx
+            .prepare_cached("SELECT last_token FROM outbox_claim_counter WHERE id = 1")?
+            .query_row([], |row| row.get(0))?;
+        Ok(last + 1)
     }
 }
 
@@ -266,12 +379,13 @@ impl OutboxStore for SqliteStore {
         let excluded = json_array(&filter.exclude_workflows)?;
         let scope = filter.scope.clone().unwrap_or_default();
         let tx = self.write_tx()?;
+        let token = Self::next_claim_token_in(&tx)?;
         // The inner SELECT walks the partial index `outbox_pending` in claim order and stops at
         // `limit`; the IMMEDIATE transaction keeps every other writer out until the commit.
         let mut claimed = query_rows(
             &tx,
             &format!(
-                "UPDATE outbox SET status = 'claimed', claimed_at = ?1
+                "UPDATE outbox SET status = 'claimed', claimed_at = ?1, claim_token = ?7
                  WHERE dispatch_key IN (
                    SELECT dispatch_key FROM outbox
                    WHERE status = 'pending' AND visible_after <= ?1
@@ -289,9 +403,16 @@ impl OutboxStore for SqliteStore {
                 excluded,
                 scope.namespace,
                 scope.task_queue,
-                scope.node
+                scope.node,
+                token
             ],
         )?;
+        // The counter moves only when the token was used, so that polling an empty outbox
+        // writes nothing.
+        if !claimed.is_empty() {
+            tx.prepare_cached("UPDATE outbox_claim_counter SET last_token = ?1 WHERE id = 1")?
+                .execute([token])?;
+        }
         tx.commit()?;
         // RETURNING gives no order; the claim order is recomputed from unchanged columns.
         claimed.sort_by(|a, b| {
@@ -300,30 +421,32 @@ impl OutboxStore for SqliteStore {
         Ok(claimed)
     }
 
-    fn complete_outbox(&self, dispatch_key: &str) -> Result<()> {
-        self.transition(dispatch_key, COMPLETE, [dispatch_key])
+    fn complete_outbox(&self, dispatch_key: &str, claim_token: u64) -> Result<()> {
+        let token = to_sql_int("claimToken", claim_token)?;
+        self.transition(
+            dispatch_key,
+            claim_token,
+            COMPLETE,
+            params![dispatch_key, token],
+        )
+        .map(drop)
     }
 
-    fn complete_outbox_batch(&self, dispatch_keys: &[String]) -> Result<()> {
-        check_distinct_ids("dispatchKeys", dispatch_keys)?;
-        if dispatch_keys.is_empty() {
+    fn complete_outbox_batch(&self, claims: &[OutboxClaim]) -> Result<()> {
+        check_distinct_claims(claims)?;
+        if claims.is_empty() {
             return Ok(());
         }
-        let keys = json_array(dispatch_keys)?;
         let tx = self.write_tx()?;
-        let completed: HashSet<String> = {
-            let mut stmt = tx.prepare_cached(
-                "UPDATE outbox SET status = 'done'
-                 WHERE dispatch_key IN (SELECT value FROM json_each(?1))
-                   AND status IN ('pending', 'claimed')
-                 RETURNING dispatch_key",
-            )?;
-            let rows = stmt.query_map([keys], |row| row.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        // A key the update skipped is unchanged, so its state still says why.
-        if let Some(missed) = dispatch_keys.iter().find(|k| !completed.contains(*k)) {
-            return Err(Self::refusal_in(&tx, missed)?);
+        for (index, claim) in claims.iter().enumerate() {
+            let token = to_sql_int(&format!("claims[{index}].claimToken"), claim.claim_token)?;
+            let params = params![claim.dispatch_key, token];
+            if Self::settle_in(&tx, COMPLETE, params)?.is_none() {
+                // Unchanged by the update, so its state still says why; dropping the
+                // transaction undoes the completions before it.
+                let refusal = Self::refusal_in(&tx, &claim.dispatch_key, claim.claim_token)?;
+                return Err(refusal);
+            }
         }
         tx.commit()?;
         Ok(())
@@ -332,18 +455,29 @@ impl OutboxStore for SqliteStore {
     fn retry_outbox(
         &self,
         dispatch_key: &str,
+        claim_token: u64,
         next_attempt: u32,
         visible_after: Millis,
-    ) -> Result<()> {
+    ) -> Result<OutboxStatus> {
+        let token = to_sql_int("claimToken", claim_token)?;
         self.transition(
             dispatch_key,
+            claim_token,
             RETRY,
-            params![dispatch_key, next_attempt, visible_after],
+            params![dispatch_key, token, next_attempt, visible_after],
         )
     }
 
-    fn fail_outbox(&self, dispatch_key: &str) -> Result<()> {
-        self.transition(dispatch_key, FAIL, [dispatch_key])
+    fn fail_outbox(&self, dispatch_key: &str, claim_token: u64, reason: &str) -> Result<()> {
+        check_size("reason", reason.len(), MAX_DOCUMENT_BYTES)?;
+        let token = to_sql_int("claimToken", claim_token)?;
+        self.transition(
+            dispatch_key,
+            claim_token,
+            FAIL,
+            params![dispatch_key, token, reason],
+        )
+        .map(drop)
     }
 
     fn cancel_workflow_outbox(&self, workflow_id: &str) -> Result<Vec<String>> {
@@ -373,7 +507,13 @@ impl OutboxStore for SqliteStore {
         let mut rearmed = query_rows(
             &tx,
             &format!(
-                "UPDATE outbox SET status = 'pending', visible_after = ?2, claimed_at = NULL
+                "UPDATE outbox SET attempt = attempt + 1,
+                   status = iif(attempt + 1 >= max_attempts, 'failed', 'pending'),
+                   dead_reason = iif(attempt + 1 >= max_attempts,
+                     'stale claim re-armed to attempt ' || (attempt + 1)
+                       || ' reaches the maximum of ' || max_attempts, NULL),
+                   visible_after = iif(attempt + 1 >= max_attempts, visible_after, ?2),
+                   claimed_at = iif(attempt + 1 >= max_attempts, claimed_at, NULL)
                  WHERE dispatch_key IN (
                    SELECT dispatch_key FROM outbox
                    WHERE status = 'claimed' AND claimed_at < ?1
@@ -388,27 +528,33 @@ impl OutboxStore for SqliteStore {
         Ok(rearmed)
     }
 
-    fn list_stale_claims(&self, older_than: Millis, limit: u32) -> Result<Vec<OutboxRow>> {
-        query_rows(
+    fn list_stale_claims(&self, older_than: Millis, page: &PageRequest) -> Result<Page<OutboxRow>> {
+        STALE_CLAIMS.read(
             self.conn(),
             &format!(
-                "SELECT {ROW_COLUMNS} FROM outbox
-                 WHERE status = 'claimed' AND claimed_at < ?1
-                 ORDER BY claimed_at, dispatch_key
-                 LIMIT ?2"
+                "SELECT {ROW_COLUMNS} FROM outbox WHERE status = 'claimed' AND claimed_at < ?"
             ),
-            params![older_than, i64::from(limit)],
+            vec![SqlValue::Integer(older_than)],
+            page,
+            row_from,
+            |row| {
+                vec![
+                    SqlValue::Integer(row.claimed_at.unwrap_or_default()),
+                    paging::text(&row.dispatch_key),
+                ]
+            },
         )
     }
 
-    fn list_unsettled_workflows(&self) -> Result<Vec<String>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT DISTINCT workflow_id FROM outbox
-             WHERE status IN ('pending', 'claimed')
-             ORDER BY workflow_id",
-        )?;
-        let ids = stmt.query_map([], |row| row.get(0))?;
-        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    fn list_unsettled_workflows(&self, page: &PageRequest) -> Result<Page<String>> {
+        UNSETTLED.read(
+            self.conn(),
+            "SELECT DISTINCT workflow_id FROM outbox WHERE status IN ('pending', 'claimed')",
+            Vec::new(),
+            page,
+            |row| Ok(row.get(0)?),
+            |id: &String| vec![paging::text(id)],
+        )
     }
 
     fn namespace_loads(&self, namespaces: &[String]) -> Result<BTreeMap<String, NamespaceLoad>> {
@@ -458,23 +604,36 @@ impl OutboxStore for SqliteStore {
     fn list_outbox(
         &self,
         status: Option<OutboxStatus>,
-        after_key: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<OutboxRow>> {
-        // Every stored key is non-empty, so "after the empty key" is "from the start".
-        query_rows(
+        page: &PageRequest,
+    ) -> Result<Page<OutboxRow>> {
+        ROWS.read(
             self.conn(),
-            &format!(
-                "SELECT {ROW_COLUMNS} FROM outbox
-                 WHERE (?1 IS NULL OR status = ?1) AND dispatch_key > ?2
-                 ORDER BY dispatch_key
-                 LIMIT ?3"
-            ),
-            params![
-                status.map(OutboxStatus::as_str),
-                after_key.unwrap_or(""),
-                i64::from(limit)
-            ],
+            &format!("SELECT {ROW_COLUMNS} FROM outbox WHERE (?1 IS NULL OR status = ?1)"),
+            vec![status.map_or(SqlValue::Null, |s| paging::text(s.as_str()))],
+            page,
+            row_from,
+            |row| vec![paging::text(&row.dispatch_key)],
         )
     }
 }
+
+/// Claimed rows, oldest claim first.
+const STALE_CLAIMS: Listing = Listing {
+    name: "staleClaims",
+    key: "claimed_at, dispatch_key",
+    key_len: 2,
+};
+
+/// Workflows with live rows.
+const UNSETTLED: Listing = Listing {
+    name: "unsettledWorkflows",
+    key: "workflow_id",
+    key_len: 1,
+};
+
+/// Rows by dispatch key.
+const ROWS: Listing = Listing {
+    name: "outbox",
+    key: "dispatch_key",
+    key_len: 1,
+};

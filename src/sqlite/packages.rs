@@ -1,10 +1,13 @@
 //! SQL of workflow packages and their routes (tables `packages`, `package_routes`).
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::{check_id, check_size, SqliteStore, MAX_BLOB_BYTES};
+use super::paging::{self, Listing};
+use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_BLOB_BYTES};
 use crate::error::{Error, Result};
 use crate::model::packages::*;
+use crate::model::{Page, PageRequest};
 
 const COLUMNS: &str = "workflow_type, content_hash, archive, deployed_at";
 
@@ -103,15 +106,92 @@ impl PackageStore for SqliteStore {
             .optional()?)
     }
 
-    fn list_packages(&self) -> Result<Vec<PackageRecord>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM packages ORDER BY deployed_at, workflow_type, content_hash"
-        ))?;
-        let records = stmt.query_map([], record_from_row)?;
-        Ok(records.collect::<rusqlite::Result<_>>()?)
+    fn list_packages(&self, page: &PageRequest) -> Result<Page<PackageMeta>> {
+        PACKAGES.read(
+            self.conn(),
+            "SELECT workflow_type, content_hash, length(archive), deployed_at FROM packages
+             WHERE 1",
+            Vec::new(),
+            page,
+            |row| {
+                Ok(PackageMeta {
+                    workflow_type: row.get(0)?,
+                    content_hash: row.get(1)?,
+                    size_bytes: from_sql_int("archive length", row.get(2)?)?,
+                    deployed_at: row.get(3)?,
+                })
+            },
+            |meta| {
+                vec![
+                    SqlValue::Integer(meta.deployed_at),
+                    paging::text(&meta.workflow_type),
+                    paging::text(&meta.content_hash),
+                ]
+            },
+        )
     }
 
     fn delete_package(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
+        let unrouted =
+            self.delete_with_room(|| self.delete_package_in_tx(workflow_type, content_hash))?;
+        self.release_space();
+        Ok(unrouted)
+    }
+
+    fn set_package_route(&self, workflow_type: &str, content_hash: &str) -> Result<()> {
+        check_id("workflowType", workflow_type)?;
+        check_hash("contentHash", content_hash)?;
+        let tx = self.write_tx()?;
+        if !hash_is_stored(&tx, content_hash)? {
+            return Err(Error::not_found("package with hash", content_hash));
+        }
+        route_in(&tx, workflow_type, content_hash)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn list_package_routes(&self, page: &PageRequest) -> Result<Page<PackageRoute>> {
+        ROUTES.read(
+            self.conn(),
+            "SELECT workflow_type, content_hash FROM package_routes WHERE 1",
+            Vec::new(),
+            page,
+            |row| {
+                Ok(PackageRoute {
+                    workflow_type: row.get(0)?,
+                    content_hash: row.get(1)?,
+                })
+            },
+            |route| vec![paging::text(&route.workflow_type)],
+        )
+    }
+
+    fn get_package_route(&self, workflow_type: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT content_hash FROM package_routes WHERE workflow_type = ?1")?
+            .query_row([workflow_type], |row| row.get(0))
+            .optional()?)
+    }
+}
+
+/// Packages in deploy order.
+const PACKAGES: Listing = Listing {
+    name: "packages",
+    key: "deployed_at, workflow_type, content_hash",
+    key_len: 3,
+};
+
+/// Routes by workflow type.
+const ROUTES: Listing = Listing {
+    name: "packageRoutes",
+    key: "workflow_type",
+    key_len: 1,
+};
+
+impl SqliteStore {
+    /// The delete of one package and the routes it leaves dangling, in one transaction.
+    fn delete_package_in_tx(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
         let tx = self.write_tx()?;
         let deleted = tx
             .prepare_cached("DELETE FROM packages WHERE workflow_type = ?1 AND content_hash = ?2")?
@@ -135,38 +215,5 @@ impl PackageStore for SqliteStore {
         };
         tx.commit()?;
         Ok(unrouted)
-    }
-
-    fn set_package_route(&self, workflow_type: &str, content_hash: &str) -> Result<()> {
-        check_id("workflowType", workflow_type)?;
-        check_hash("contentHash", content_hash)?;
-        let tx = self.write_tx()?;
-        if !hash_is_stored(&tx, content_hash)? {
-            return Err(Error::not_found("package with hash", content_hash));
-        }
-        route_in(&tx, workflow_type, content_hash)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    fn list_package_routes(&self) -> Result<Vec<PackageRoute>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT workflow_type, content_hash FROM package_routes ORDER BY workflow_type",
-        )?;
-        let routes = stmt.query_map([], |row| {
-            Ok(PackageRoute {
-                workflow_type: row.get(0)?,
-                content_hash: row.get(1)?,
-            })
-        })?;
-        Ok(routes.collect::<rusqlite::Result<_>>()?)
-    }
-
-    fn get_package_route(&self, workflow_type: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn()
-            .prepare_cached("SELECT content_hash FROM package_routes WHERE workflow_type = ?1")?
-            .query_row([workflow_type], |row| row.get(0))
-            .optional()?)
     }
 }

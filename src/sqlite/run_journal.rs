@@ -1,10 +1,14 @@
 //! SQL of the agent-run journal (table `run_events`).
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension};
+
+use super::paging::{self, Listing};
 
 use super::{check_id, encode_document, from_sql_int, to_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::run_journal::*;
+use crate::model::{Page, PageRequest};
 
 /// The conflict of an event whose id or (run, sequence) is taken. Stored events are never
 /// changed or deleted, so the row that blocked the insert is still there to be named.
@@ -57,31 +61,49 @@ impl RunJournal for SqliteStore {
         }
     }
 
-    fn read_run_events(&self, run_id: &str) -> Result<Vec<RunEvent>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT event_id, sequence, recorded_at, data FROM run_events
-             WHERE run_id = ?1 ORDER BY sequence",
-        )?;
-        let mut rows = stmt.query([run_id])?;
-        let mut events = Vec::new();
-        while let Some(row) = rows.next()? {
-            let data: String = row.get(3)?;
-            events.push(RunEvent {
-                event_id: row.get(0)?,
-                run_id: run_id.to_owned(),
-                sequence: from_sql_int("sequence", row.get(1)?)?,
-                recorded_at: row.get(2)?,
-                data: serde_json::from_str(&data)?,
-            });
-        }
-        Ok(events)
+    fn read_run_events(&self, run_id: &str, page: &PageRequest) -> Result<Page<RunEvent>> {
+        RUN_EVENTS.read(
+            self.conn(),
+            "SELECT event_id, sequence, recorded_at, data FROM run_events WHERE run_id = ?",
+            vec![paging::text(run_id)],
+            page,
+            |row| {
+                let data: String = row.get(3)?;
+                Ok(RunEvent {
+                    event_id: row.get(0)?,
+                    run_id: run_id.to_owned(),
+                    sequence: from_sql_int("sequence", row.get(1)?)?,
+                    recorded_at: row.get(2)?,
+                    data: serde_json::from_str(&data)?,
+                })
+            },
+            // Stored sequences fit in i64: they were checked on the way in.
+            |event| vec![SqlValue::Integer(event.sequence as i64)],
+        )
     }
 
-    fn list_run_ids(&self) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT DISTINCT run_id FROM run_events ORDER BY run_id")?;
-        let ids = stmt.query_map([], |row| row.get(0))?;
-        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    fn list_run_ids(&self, page: &PageRequest) -> Result<Page<String>> {
+        RUN_IDS.read(
+            self.conn(),
+            "SELECT DISTINCT run_id FROM run_events WHERE 1",
+            Vec::new(),
+            page,
+            |row| Ok(row.get(0)?),
+            |id: &String| vec![paging::text(id)],
+        )
     }
 }
+
+/// A run's events by sequence.
+const RUN_EVENTS: Listing = Listing {
+    name: "runEvents",
+    key: "sequence",
+    key_len: 1,
+};
+
+/// Run ids.
+const RUN_IDS: Listing = Listing {
+    name: "runIds",
+    key: "run_id",
+    key_len: 1,
+};

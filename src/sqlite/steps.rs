@@ -117,24 +117,50 @@ impl SqliteStore {
             Operation::InsertOutbox { rows } => Done::InsertOutbox {
                 inserted: self.insert_outbox(rows)?,
             },
-            Operation::CompleteOutbox { dispatch_key } => {
-                self.complete_outbox(dispatch_key)?;
+            Operation::ClaimOutbox { now, limit, filter } => Done::ClaimOutbox {
+                rows: self.claim_outbox(*now, *limit, filter)?,
+            },
+            Operation::CompleteOutbox {
+                dispatch_key,
+                claim_token,
+            } => {
+                self.complete_outbox(dispatch_key, *claim_token)?;
                 Done::CompleteOutbox {}
+            }
+            Operation::CompleteOutboxBatch { claims } => {
+                self.complete_outbox_batch(claims)?;
+                Done::CompleteOutboxBatch {}
             }
             Operation::RetryOutbox {
                 dispatch_key,
+                claim_token,
                 next_attempt,
                 visible_after,
+            } => Done::RetryOutbox {
+                status: self.retry_outbox(
+                    dispatch_key,
+                    *claim_token,
+                    *next_attempt,
+                    *visible_after,
+                )?,
+            },
+            Operation::FailOutbox {
+                dispatch_key,
+                claim_token,
+                reason,
             } => {
-                self.retry_outbox(dispatch_key, *next_attempt, *visible_after)?;
-                Done::RetryOutbox {}
-            }
-            Operation::FailOutbox { dispatch_key } => {
-                self.fail_outbox(dispatch_key)?;
+                self.fail_outbox(dispatch_key, *claim_token, reason)?;
                 Done::FailOutbox {}
             }
             Operation::CancelWorkflowOutbox { workflow_id } => Done::CancelWorkflowOutbox {
                 cancelled: self.cancel_workflow_outbox(workflow_id)?,
+            },
+            Operation::RearmStaleClaims {
+                older_than,
+                visible_after,
+                limit,
+            } => Done::RearmStaleClaims {
+                rows: self.rearm_stale_claims(*older_than, *visible_after, *limit)?,
             },
             Operation::ScheduleTimer {
                 workflow_id,
@@ -191,6 +217,51 @@ impl SqliteStore {
             Operation::DeleteArtifact { scope, artifact_id } => Done::DeleteArtifact {
                 deleted: self.delete_artifact(scope, artifact_id)?,
             },
+            Operation::PurgeWorkflows {
+                closed_before,
+                limit,
+            } => Done::PurgeWorkflows {
+                counts: self.purge_workflows(*closed_before, *limit)?,
+            },
+            Operation::PurgeExpiredArtifacts { now } => Done::PurgeExpiredArtifacts {
+                purged: self.purge_expired_artifacts(*now)?,
+            },
+            Operation::RegisterNamespace { name, origin, now } => Done::RegisterNamespace {
+                outcome: self.register_namespace(name, *origin, *now)?,
+            },
+            Operation::PutNamespace { record } => Done::PutNamespace {
+                outcome: self.put_namespace(record)?,
+            },
+            Operation::SetNamespacePlacement { name, placement } => {
+                self.set_namespace_placement(name, placement)?;
+                Done::SetNamespacePlacement {}
+            }
+            Operation::DeprecateNamespace { name } => Done::DeprecateNamespace {
+                deprecated: self.deprecate_namespace(name)?,
+            },
+            Operation::PutPackage {
+                record,
+                member_types,
+            } => {
+                match member_types {
+                    Some(types) => self.put_package_for_types(record, types)?,
+                    None => self.put_package(record)?,
+                }
+                Done::PutPackage {}
+            }
+            Operation::DeletePackage {
+                workflow_type,
+                content_hash,
+            } => Done::DeletePackage {
+                dropped_routes: self.delete_package(workflow_type, content_hash)?,
+            },
+            Operation::SetPackageRoute {
+                workflow_type,
+                content_hash,
+            } => {
+                self.set_package_route(workflow_type, content_hash)?;
+                Done::SetPackageRoute {}
+            }
         })
     }
 }
@@ -203,6 +274,7 @@ impl StepStore for SqliteStore {
             None => None,
         };
         let tx = self.write_tx()?;
+        self.release_after_step.set(false);
         if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
             // Read under the write lock: no other connection can commit this id meanwhile.
             if let Some((recorded_fingerprint, record)) = recorded(&tx, request_id)? {
@@ -235,6 +307,9 @@ impl StepStore for SqliteStore {
             record(&tx, request_id, fingerprint, &outcomes)?;
         }
         tx.commit()?;
+        if self.release_after_step.replace(false) {
+            self.release_space();
+        }
         Ok(StepOutcome {
             outcomes,
             replayed: false,

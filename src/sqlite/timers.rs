@@ -1,11 +1,20 @@
 //! SQL of the durable timers (table `timers`).
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Row};
 
+use super::paging::{self, Listing};
 use super::{check_id, SqliteStore};
 use crate::error::Result;
 use crate::model::timers::*;
-use crate::model::Millis;
+use crate::model::{Millis, Page, PageRequest};
+
+/// Timers in fire order.
+const TIMERS: Listing = Listing {
+    name: "timers",
+    key: "fire_at, workflow_id, timer_id",
+    key_len: 3,
+};
 
 fn check_ids(workflow_id: &str, timer_id: &str) -> Result<()> {
     check_id("workflowId", workflow_id)?;
@@ -22,14 +31,21 @@ fn timer_from_row(row: &Row<'_>) -> rusqlite::Result<Timer> {
 
 impl SqliteStore {
     /// Timers firing at or before `as_of`, in fire order: a range scan of `timers_fire_at`.
-    fn timers_until(&self, as_of: Millis) -> Result<Vec<Timer>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT workflow_id, timer_id, fire_at FROM timers
-             WHERE fire_at <= ?1
-             ORDER BY fire_at, workflow_id, timer_id",
-        )?;
-        let timers = stmt.query_map([as_of], timer_from_row)?;
-        Ok(timers.collect::<rusqlite::Result<_>>()?)
+    fn timers_until(&self, as_of: Millis, page: &PageRequest) -> Result<Page<Timer>> {
+        TIMERS.read(
+            self.conn(),
+            "SELECT workflow_id, timer_id, fire_at FROM timers WHERE fire_at <= ?",
+            vec![SqlValue::Integer(as_of)],
+            page,
+            |row| Ok(timer_from_row(row)?),
+            |timer| {
+                vec![
+                    SqlValue::Integer(timer.fire_at),
+                    paging::text(&timer.workflow_id),
+                    paging::text(&timer.timer_id),
+                ]
+            },
+        )
     }
 }
 
@@ -46,8 +62,8 @@ impl TimerStore for SqliteStore {
         Ok(())
     }
 
-    fn due_timers(&self, as_of: Millis) -> Result<Vec<Timer>> {
-        self.timers_until(as_of)
+    fn due_timers(&self, as_of: Millis, page: &PageRequest) -> Result<Page<Timer>> {
+        self.timers_until(as_of, page)
     }
 
     fn cancel_timer(&self, workflow_id: &str, timer_id: &str) -> Result<bool> {
@@ -60,7 +76,7 @@ impl TimerStore for SqliteStore {
         Ok(removed > 0)
     }
 
-    fn list_timers(&self) -> Result<Vec<Timer>> {
-        self.timers_until(Millis::MAX)
+    fn list_timers(&self, page: &PageRequest) -> Result<Page<Timer>> {
+        self.timers_until(Millis::MAX, page)
     }
 }

@@ -5,18 +5,21 @@
 //! Attribute keys are checked to be plain names before they are put into a bound JSON path.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, Row};
+use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 
 use super::{
-    check_id, check_size, encode_document, from_sql_int, SqliteStore, MAX_DOCUMENT_BYTES,
-    MAX_ID_BYTES,
+    check_id, check_size, encode_document, from_sql_int, to_sql_int, SqliteStore,
+    MAX_DOCUMENT_BYTES, MAX_ID_BYTES,
 };
 use crate::error::{Error, Result};
 use crate::model::visibility::*;
 use crate::model::Millis;
 
 const COLUMNS: &str = "workflow_id, run_id, workflow_type, status, start_time, close_time, \
-                       failed_step, failure_reason, search_attributes";
+                       failed_step, failure_reason, search_attributes, head";
+
+/// The entity name in errors about a record.
+const RECORD: &str = "visibility";
 
 /// The listing order; the cursor condition below continues it.
 const ORDER: &str = "start_time DESC, workflow_id";
@@ -271,7 +274,42 @@ fn record_from_row(row: &Row<'_>) -> Result<VisibilityRecord> {
         failed_step: row.get(6)?,
         failure_reason: row.get(7)?,
         search_attributes: serde_json::from_str(&attributes)?,
+        head: row
+            .get::<_, Option<i64>>(9)?
+            .map(|head| from_sql_int("head", head))
+            .transpose()?,
     })
+}
+
+/// What [`check_forward`] needs of the stored record.
+struct Stored {
+    run_id: String,
+    start_time: Millis,
+    closed: bool,
+    head: Option<u64>,
+}
+
+/// Refuses `record` when it would take the stored record backwards, as
+/// [`VisibilityStore::upsert_visibility`] states.
+fn check_forward(record: &VisibilityRecord, stored: &Stored) -> Result<()> {
+    let conflict = |expected, actual| Error::Conflict {
+        entity: RECORD,
+        id: record.workflow_id.clone(),
+        expected,
+        actual,
+    };
+    if let (Some(given), Some(head)) = (record.head, stored.head) {
+        if given < head {
+            return Err(conflict(Some(given), Some(head)));
+        }
+        return Ok(());
+    }
+    let older_run = record.run_id != stored.run_id && record.start_time < stored.start_time;
+    let reopened = record.run_id == stored.run_id && stored.closed && record.close_time.is_none();
+    if older_run || reopened {
+        return Err(conflict(None, None));
+    }
+    Ok(())
 }
 
 fn encode_cursor(start_time: Millis, workflow_id: &str) -> String {
@@ -306,30 +344,63 @@ fn decode_cursor(cursor: &str) -> Result<(Millis, String)> {
 impl VisibilityStore for SqliteStore {
     fn upsert_visibility(&self, record: &VisibilityRecord) -> Result<()> {
         let attributes = check_record(record)?;
-        self.conn()
-            .prepare_cached(&format!(
-                "INSERT INTO visibility ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT (workflow_id) DO UPDATE SET
-                   run_id = excluded.run_id,
-                   workflow_type = excluded.workflow_type,
-                   status = excluded.status,
-                   start_time = excluded.start_time,
-                   close_time = excluded.close_time,
-                   failed_step = excluded.failed_step,
-                   failure_reason = excluded.failure_reason,
-                   search_attributes = excluded.search_attributes"
-            ))?
-            .execute(params![
-                record.workflow_id,
-                record.run_id,
-                record.workflow_type,
-                record.status,
-                record.start_time,
-                record.close_time,
-                record.failed_step,
-                record.failure_reason,
-                attributes
-            ])?;
+        let head = record
+            .head
+            .map(|head| to_sql_int("head", head))
+            .transpose()?;
+        let tx = self.write_tx()?;
+        let stored = tx
+            .prepare_cached(
+                "SELECT run_id, start_time, close_time IS NOT NULL, head
+                 FROM visibility WHERE workflow_id = ?1",
+            )?
+            .query_row([&record.workflow_id], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get::<_, Option<i64>>(3)?,
+                ))
+            })
+            .optional()?;
+        if let Some((run_id, start_time, closed, head)) = stored {
+            let head = head.map(|h| from_sql_int("head", h)).transpose()?;
+            check_forward(
+                record,
+                &Stored {
+                    run_id,
+                    start_time,
+                    closed,
+                    head,
+                },
+            )?;
+        }
+        tx.prepare_cached(&format!(
+            "INSERT INTO visibility ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (workflow_id) DO UPDATE SET
+               run_id = excluded.run_id,
+               workflow_type = excluded.workflow_type,
+               status = excluded.status,
+               start_time = excluded.start_time,
+               close_time = excluded.close_time,
+               failed_step = excluded.failed_step,
+               failure_reason = excluded.failure_reason,
+               search_attributes = excluded.search_attributes,
+               head = excluded.head"
+        ))?
+        .execute(params![
+            record.workflow_id,
+            record.run_id,
+            record.workflow_type,
+            record.status,
+            record.start_time,
+            record.close_time,
+            record.failed_step,
+            record.failure_reason,
+            attributes,
+            head
+        ])?;
+        tx.commit()?;
         Ok(())
     }
 

@@ -197,7 +197,10 @@ pub(crate) fn js_error(error: Error) -> JsValue {
         let _ = Reflect::set(&js, &JsValue::from_str(key), &value);
     };
     set("code", JsValue::from_str(error.code()));
-    for (key, value) in error_fields(&error) {
+    if let Error::Operation { index, .. } = &error {
+        set("operation", JsValue::from_f64(*index as f64));
+    }
+    for (key, value) in error_fields(error.cause()) {
         set(key, value);
     }
     js.into()
@@ -226,6 +229,16 @@ fn error_fields(error: &Error) -> Vec<(&'static str, JsValue)> {
             ("id", text(id)),
             ("expected", revision(expected)),
             ("actual", revision(actual)),
+        ],
+        Error::LifecycleConflict {
+            workflow_id,
+            event,
+            status,
+        } => vec![
+            ("entity", text("workflow")),
+            ("id", text(workflow_id)),
+            ("event", text(event)),
+            ("status", text(status)),
         ],
         Error::IdempotencyConflict {
             entity,

@@ -7,10 +7,13 @@
 //! epoch), plain objects, arrays and `Uint8Array` for bytes. `undefined` or `null` stands for an
 //! absent optional argument. Every failure is thrown as an `Error` with `.code`.
 
+use std::rc::Rc;
+
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{input, js_error, output};
+use super::reserve::Reserve;
 use super::{install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
@@ -43,6 +46,8 @@ const TYPES: &str = include_str!("../../js/types.d.ts");
 pub struct RunStoreCore {
     store: Option<SqliteStore>,
     pool: Option<OpfsPool>,
+    /// OPFS space held back for deletes on a full origin (see `reserve.rs`).
+    reserve: Option<Rc<Reserve>>,
 }
 
 impl RunStoreCore {
@@ -55,6 +60,26 @@ impl RunStoreCore {
             message: "the store is closed".into(),
         });
         output(store.and_then(op))
+    }
+
+    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
+    /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
+    /// went through, the reserve is set up again in the background.
+    pub(super) fn call_freeing<T: serde::Serialize>(
+        &self,
+        op: impl Fn(&SqliteStore) -> Result<T>,
+    ) -> Result<JsValue, JsValue> {
+        let Some(store) = self.store.as_ref() else {
+            return self.call(op);
+        };
+        let result = match (op(store), &self.reserve) {
+            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => op(store),
+            (result, _) => result,
+        };
+        if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
+            reserve.refill();
+        }
+        output(result)
     }
 
     /// As [`RunStoreCore::call`] for an operation that answers nothing: JS gets `undefined`.
@@ -91,9 +116,14 @@ impl RunStoreCore {
                 }
             }
         };
+        let reserve = match &pool {
+            Some(pool) => Some(Reserve::acquire(pool.name()).await),
+            None => None,
+        };
         Ok(RunStoreCore {
             store: Some(store),
             pool,
+            reserve,
         })
     }
 
@@ -101,6 +131,7 @@ impl RunStoreCore {
     /// is on disk already. Calls after `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
+        self.reserve = None;
         let pool = self.pool.take();
         wasm_bindgen_futures::future_to_promise(async move {
             if let Some(pool) = pool {

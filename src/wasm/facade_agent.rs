@@ -3,7 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::input;
+use super::convert::{input, input_or_default};
 use super::facade::RunStoreCore;
 use crate::*;
 
@@ -35,14 +35,16 @@ impl RunStoreCore {
         self.call_unit(|s| s.compare_and_swap_checkpoint(&checkpoint, expected_revision))
     }
 
-    /// The checkpoints of a run, by id.
-    #[wasm_bindgen(js_name = listRunCheckpoints, unchecked_return_type = "Checkpoint[]")]
+    /// A page of the checkpoints of a run, by id.
+    #[wasm_bindgen(js_name = listRunCheckpoints, unchecked_return_type = "Page<Checkpoint>")]
     pub fn list_run_checkpoints(
         &self,
         #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let run_id: String = input("runId", run_id)?;
-        self.call(|s| s.list_run_checkpoints(&run_id))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_run_checkpoints(&run_id, &page))
     }
 
     // ----- effects -----
@@ -83,22 +85,26 @@ impl RunStoreCore {
         self.call_unit(|s| s.compare_and_swap_effect(&record, expected_revision))
     }
 
-    /// Effects left started or outcome-unknown, to reconcile after a crash.
-    #[wasm_bindgen(js_name = listUnresolvedEffects, unchecked_return_type = "EffectRecord[]")]
-    pub fn list_unresolved_effects(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_unresolved_effects())
+    /// A page of the effects left started or outcome-unknown, to reconcile after a crash.
+    #[wasm_bindgen(js_name = listUnresolvedEffects, unchecked_return_type = "Page<EffectRecord>")]
+    pub fn list_unresolved_effects(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_unresolved_effects(&page))
     }
 
-    /// Effects in a status (all when null).
-    #[wasm_bindgen(js_name = listEffects, unchecked_return_type = "EffectRecord[]")]
+    /// A page of the effects in a status (all when null), by id.
+    #[wasm_bindgen(js_name = listEffects, unchecked_return_type = "Page<EffectRecord>")]
     pub fn list_effects(
         &self,
         #[wasm_bindgen(unchecked_param_type = "EffectStatusKind | null")] status: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let status: Option<EffectStatusKind> = input("status", status)?;
-        let limit: u32 = input("limit", limit)?;
-        self.call(|s| s.list_effects(status, limit))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_effects(status, &page))
     }
 
     // ----- run journal -----
@@ -113,20 +119,26 @@ impl RunStoreCore {
         self.call_unit(|s| s.record_run_event(&event))
     }
 
-    /// A run's events in sequence order.
-    #[wasm_bindgen(js_name = readRunEvents, unchecked_return_type = "RunEvent[]")]
+    /// A page of a run's events in sequence order.
+    #[wasm_bindgen(js_name = readRunEvents, unchecked_return_type = "Page<RunEvent>")]
     pub fn read_run_events(
         &self,
         #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let run_id: String = input("runId", run_id)?;
-        self.call(|s| s.read_run_events(&run_id))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.read_run_events(&run_id, &page))
     }
 
-    /// Every run id with events.
-    #[wasm_bindgen(js_name = listRunIds, unchecked_return_type = "string[]")]
-    pub fn list_run_ids(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_run_ids())
+    /// A page of the run ids with events.
+    #[wasm_bindgen(js_name = listRunIds, unchecked_return_type = "Page<string>")]
+    pub fn list_run_ids(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_run_ids(&page))
     }
 
     // ----- artifacts -----
@@ -155,14 +167,16 @@ impl RunStoreCore {
         self.call(|s| s.get_artifact(&scope, &artifact_id))
     }
 
-    /// The artifacts of a scope, without bytes.
-    #[wasm_bindgen(js_name = listArtifacts, unchecked_return_type = "ArtifactMeta[]")]
+    /// A page of the artifacts of a scope, without bytes.
+    #[wasm_bindgen(js_name = listArtifacts, unchecked_return_type = "Page<ArtifactMeta>")]
     pub fn list_artifacts(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let scope: String = input("scope", scope)?;
-        self.call(|s| s.list_artifacts(&scope))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_artifacts(&scope, &page))
     }
 
     /// Deletes an artifact; returns whether it existed.
@@ -174,7 +188,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let scope: String = input("scope", scope)?;
         let artifact_id: String = input("artifactId", artifact_id)?;
-        self.call(|s| s.delete_artifact(&scope, &artifact_id))
+        self.call_freeing(|s| s.delete_artifact(&scope, &artifact_id))
     }
 
     /// Deletes the artifacts expired at `now`; returns how many.
@@ -184,7 +198,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "number")] now: JsValue,
     ) -> Result<JsValue, JsValue> {
         let now: Millis = input("now", now)?;
-        self.call(|s| s.purge_expired_artifacts(now))
+        self.call_freeing(|s| s.purge_expired_artifacts(now))
     }
 
     // ----- conversation state -----

@@ -26,7 +26,8 @@ impl RunStoreCore {
         self.call(|s| s.append(&workflow_id, &events, expected_seq))
     }
 
-    /// As `append`, and inserts outbox rows in the same transaction.
+    /// As `append`, and inserts outbox rows in the same transaction; a dispatch key that exists
+    /// is CONFLICT and nothing is written.
     #[wasm_bindgen(js_name = appendWithOutbox, unchecked_return_type = "number")]
     pub fn append_with_outbox(
         &self,
@@ -43,26 +44,30 @@ impl RunStoreCore {
         self.call(|s| s.append_with_outbox(&workflow_id, &events, expected_seq, &outbox))
     }
 
-    /// Every event of the workflow in seq order.
-    #[wasm_bindgen(js_name = readHistory, unchecked_return_type = "StoredEvent[]")]
+    /// A page of the workflow's events in seq order (`page`: `{ limit?, cursor? }`; default 1000 items, at most 10000).
+    #[wasm_bindgen(js_name = readHistory, unchecked_return_type = "Page<StoredEvent>")]
     pub fn read_history(
         &self,
         #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
-        self.call(|s| s.read_history(&workflow_id))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.read_history(&workflow_id, &page))
     }
 
-    /// The events with seq >= `fromSeq`.
-    #[wasm_bindgen(js_name = readHistoryFrom, unchecked_return_type = "StoredEvent[]")]
+    /// A page of the events with seq >= `fromSeq`.
+    #[wasm_bindgen(js_name = readHistoryFrom, unchecked_return_type = "Page<StoredEvent>")]
     pub fn read_history_from(
         &self,
         #[wasm_bindgen(js_name = workflowId, unchecked_param_type = "string")] workflow_id: JsValue,
         #[wasm_bindgen(js_name = fromSeq, unchecked_param_type = "number")] from_seq: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let from_seq: u64 = input("fromSeq", from_seq)?;
-        self.call(|s| s.read_history_from(&workflow_id, from_seq))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.read_history_from(&workflow_id, from_seq, &page))
     }
 
     /// The seq of the workflow's last event; 0 when it has none.
@@ -75,22 +80,34 @@ impl RunStoreCore {
         self.call(|s| s.head(&workflow_id))
     }
 
-    /// Every workflow id with events.
-    #[wasm_bindgen(js_name = listWorkflowIds, unchecked_return_type = "string[]")]
-    pub fn list_workflow_ids(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_workflow_ids())
+    /// A page of the workflow ids with events.
+    #[wasm_bindgen(js_name = listWorkflowIds, unchecked_return_type = "Page<string>")]
+    pub fn list_workflow_ids(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_workflow_ids(&page))
     }
 
-    /// Ids of workflows whose status is not terminal.
-    #[wasm_bindgen(js_name = listActive, unchecked_return_type = "string[]")]
-    pub fn list_active(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_active())
+    /// A page of the ids of workflows whose status is not terminal.
+    #[wasm_bindgen(js_name = listActive, unchecked_return_type = "Page<string>")]
+    pub fn list_active(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_active(&page))
     }
 
-    /// Ids of paused workflows.
-    #[wasm_bindgen(js_name = listPaused, unchecked_return_type = "string[]")]
-    pub fn list_paused(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_paused())
+    /// A page of the ids of paused workflows.
+    #[wasm_bindgen(js_name = listPaused, unchecked_return_type = "Page<string>")]
+    pub fn list_paused(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_paused(&page))
     }
 
     /// The projected status of one workflow; NOT_FOUND when it has no events.
@@ -103,14 +120,16 @@ impl RunStoreCore {
         self.call(|s| s.workflow_summary(&workflow_id))
     }
 
-    /// Workflow summaries matching the query, newest start first.
-    #[wasm_bindgen(js_name = queryWorkflows, unchecked_return_type = "WorkflowSummary[]")]
+    /// A page of the workflow summaries matching the query, newest start first.
+    #[wasm_bindgen(js_name = queryWorkflows, unchecked_return_type = "Page<WorkflowSummary>")]
     pub fn query_workflows(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "WorkflowQuery")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let query: WorkflowQuery = input_or_default("query", query)?;
-        self.call(|s| s.query_workflows(&query))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.query_workflows(&query, &page))
     }
 
     /// The runs of a workflow in continue-as-new order.
@@ -145,14 +164,16 @@ impl RunStoreCore {
         self.call_unit(|s| s.schedule_timer(&workflow_id, &timer_id, fire_at))
     }
 
-    /// Timers due at `asOf`, by fire time.
-    #[wasm_bindgen(js_name = dueTimers, unchecked_return_type = "Timer[]")]
+    /// A page of the timers due at `asOf`, by fire time.
+    #[wasm_bindgen(js_name = dueTimers, unchecked_return_type = "Page<Timer>")]
     pub fn due_timers(
         &self,
         #[wasm_bindgen(js_name = asOf, unchecked_param_type = "number")] as_of: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let as_of: Millis = input("asOf", as_of)?;
-        self.call(|s| s.due_timers(as_of))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.due_timers(as_of, &page))
     }
 
     /// Removes a timer; returns whether it existed.
@@ -167,10 +188,14 @@ impl RunStoreCore {
         self.call(|s| s.cancel_timer(&workflow_id, &timer_id))
     }
 
-    /// Every timer, by fire time.
-    #[wasm_bindgen(js_name = listTimers, unchecked_return_type = "Timer[]")]
-    pub fn list_timers(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_timers())
+    /// A page of the timers, by fire time.
+    #[wasm_bindgen(js_name = listTimers, unchecked_return_type = "Page<Timer>")]
+    pub fn list_timers(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_timers(&page))
     }
 
     // ----- outbox -----
@@ -199,54 +224,62 @@ impl RunStoreCore {
         self.call(|s| s.claim_outbox(now, limit, &filter))
     }
 
-    /// Marks a live row done.
+    /// Marks a live row done, if `claimToken` is its current claim token; CONFLICT otherwise.
     #[wasm_bindgen(js_name = completeOutbox, unchecked_return_type = "undefined")]
     pub fn complete_outbox(
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
-        self.call_unit(|s| s.complete_outbox(&dispatch_key))
+        let claim_token: u64 = input("claimToken", claim_token)?;
+        self.call_unit(|s| s.complete_outbox(&dispatch_key, claim_token))
     }
 
-    /// Marks several live rows done in one transaction, all or none.
+    /// Marks several claimed rows done in one transaction, all or none.
     #[wasm_bindgen(js_name = completeOutboxBatch, unchecked_return_type = "undefined")]
     pub fn complete_outbox_batch(
         &self,
-        #[wasm_bindgen(js_name = dispatchKeys, unchecked_param_type = "string[]")]
-        dispatch_keys: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "OutboxClaim[]")] claims: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let dispatch_keys: Vec<String> = input("dispatchKeys", dispatch_keys)?;
-        self.call_unit(|s| s.complete_outbox_batch(&dispatch_keys))
+        let claims: Vec<OutboxClaim> = input("claims", claims)?;
+        self.call_unit(|s| s.complete_outbox_batch(&claims))
     }
 
-    /// Returns a live row to pending with its next attempt and a later fence.
-    #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "undefined")]
+    /// Returns a live row to pending with its next attempt and a later fence, or dead-letters
+    /// it when that attempt reaches its maximum; returns the row's new status.
+    #[wasm_bindgen(js_name = retryOutbox, unchecked_return_type = "'pending' | 'failed'")]
     pub fn retry_outbox(
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
         #[wasm_bindgen(js_name = nextAttempt, unchecked_param_type = "number")]
         next_attempt: JsValue,
         #[wasm_bindgen(js_name = visibleAfter, unchecked_param_type = "number")]
         visible_after: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
+        let claim_token: u64 = input("claimToken", claim_token)?;
         let next_attempt: u32 = input("nextAttempt", next_attempt)?;
         let visible_after: Millis = input("visibleAfter", visible_after)?;
-        self.call_unit(|s| s.retry_outbox(&dispatch_key, next_attempt, visible_after))
+        self.call(|s| s.retry_outbox(&dispatch_key, claim_token, next_attempt, visible_after))
     }
 
-    /// Moves a live row to the dead letter state `failed`.
+    /// Moves a live row to the dead letter state `failed` with a reason.
     #[wasm_bindgen(js_name = failOutbox, unchecked_return_type = "undefined")]
     pub fn fail_outbox(
         &self,
         #[wasm_bindgen(js_name = dispatchKey, unchecked_param_type = "string")]
         dispatch_key: JsValue,
+        #[wasm_bindgen(js_name = claimToken, unchecked_param_type = "number")] claim_token: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] reason: JsValue,
     ) -> Result<JsValue, JsValue> {
         let dispatch_key: String = input("dispatchKey", dispatch_key)?;
-        self.call_unit(|s| s.fail_outbox(&dispatch_key))
+        let claim_token: u64 = input("claimToken", claim_token)?;
+        let reason: String = input("reason", reason)?;
+        self.call_unit(|s| s.fail_outbox(&dispatch_key, claim_token, &reason))
     }
 
     /// Cancels every live row of a workflow; returns their keys.
@@ -259,7 +292,8 @@ impl RunStoreCore {
         self.call(|s| s.cancel_workflow_outbox(&workflow_id))
     }
 
-    /// Returns rows claimed before `olderThan` to pending.
+    /// Returns rows claimed before `olderThan` to pending, counting an attempt; a row out of
+    /// attempts becomes a dead letter instead.
     #[wasm_bindgen(js_name = rearmStaleClaims, unchecked_return_type = "OutboxRow[]")]
     pub fn rearm_stale_claims(
         &self,
@@ -274,22 +308,26 @@ impl RunStoreCore {
         self.call(|s| s.rearm_stale_claims(older_than, visible_after, limit))
     }
 
-    /// Rows claimed before `olderThan`, unchanged.
-    #[wasm_bindgen(js_name = listStaleClaims, unchecked_return_type = "OutboxRow[]")]
+    /// A page of the rows claimed before `olderThan`, unchanged.
+    #[wasm_bindgen(js_name = listStaleClaims, unchecked_return_type = "Page<OutboxRow>")]
     pub fn list_stale_claims(
         &self,
         #[wasm_bindgen(js_name = olderThan, unchecked_param_type = "number")] older_than: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let older_than: Millis = input("olderThan", older_than)?;
-        let limit: u32 = input("limit", limit)?;
-        self.call(|s| s.list_stale_claims(older_than, limit))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_stale_claims(older_than, &page))
     }
 
-    /// Ids of workflows with pending or claimed rows.
-    #[wasm_bindgen(js_name = listUnsettledWorkflows, unchecked_return_type = "string[]")]
-    pub fn list_unsettled_workflows(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_unsettled_workflows())
+    /// A page of the ids of workflows with pending or claimed rows.
+    #[wasm_bindgen(js_name = listUnsettledWorkflows, unchecked_return_type = "Page<string>")]
+    pub fn list_unsettled_workflows(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_unsettled_workflows(&page))
     }
 
     /// In-flight and claimed counts per namespace, in one pass.
@@ -323,24 +361,22 @@ impl RunStoreCore {
         self.call(|s| s.outbox_row_state(&dispatch_key))
     }
 
-    /// Rows in a status (all when null), by key, after `afterKey`.
-    #[wasm_bindgen(js_name = listOutbox, unchecked_return_type = "OutboxRow[]")]
+    /// A page of the rows in a status (all when null), by key.
+    #[wasm_bindgen(js_name = listOutbox, unchecked_return_type = "Page<OutboxRow>")]
     pub fn list_outbox(
         &self,
         #[wasm_bindgen(unchecked_param_type = "OutboxStatus | null")] status: JsValue,
-        #[wasm_bindgen(js_name = afterKey, unchecked_param_type = "string | null")]
-        after_key: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
     ) -> Result<JsValue, JsValue> {
         let status: Option<OutboxStatus> = input("status", status)?;
-        let after_key: Option<String> = input("afterKey", after_key)?;
-        let limit: u32 = input("limit", limit)?;
-        self.call(|s| s.list_outbox(status, after_key.as_deref(), limit))
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_outbox(status, &page))
     }
 
     // ----- visibility -----
 
-    /// Inserts or replaces a workflow's visibility record.
+    /// Inserts or replaces a workflow's visibility record; CONFLICT when it would go backwards
+    /// (a lower `head`, an older run, a closed run reopened).
     #[wasm_bindgen(js_name = upsertVisibility, unchecked_return_type = "undefined")]
     pub fn upsert_visibility(
         &self,
@@ -420,10 +456,14 @@ impl RunStoreCore {
         self.call(|s| s.get_namespace(&name))
     }
 
-    /// Every namespace, oldest first.
-    #[wasm_bindgen(js_name = listNamespaces, unchecked_return_type = "NamespaceRecord[]")]
-    pub fn list_namespaces(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_namespaces())
+    /// A page of the namespaces, oldest first.
+    #[wasm_bindgen(js_name = listNamespaces, unchecked_return_type = "Page<NamespaceRecord>")]
+    pub fn list_namespaces(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_namespaces(&page))
     }
 
     /// Sets (or, with null, clears) a namespace's placement.
@@ -487,10 +527,14 @@ impl RunStoreCore {
         self.call(|s| s.get_package(&workflow_type, &content_hash))
     }
 
-    /// Every package in deploy order.
-    #[wasm_bindgen(js_name = listPackages, unchecked_return_type = "PackageRecord[]")]
-    pub fn list_packages(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_packages())
+    /// A page of the packages' metadata in deploy order; `getPackage` reads an archive.
+    #[wasm_bindgen(js_name = listPackages, unchecked_return_type = "Page<PackageMeta>")]
+    pub fn list_packages(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_packages(&page))
     }
 
     /// Deletes a package; returns the types whose route went with it.
@@ -504,7 +548,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let workflow_type: String = input("workflowType", workflow_type)?;
         let content_hash: String = input("contentHash", content_hash)?;
-        self.call(|s| s.delete_package(&workflow_type, &content_hash))
+        self.call_freeing(|s| s.delete_package(&workflow_type, &content_hash))
     }
 
     /// Routes a workflow type to a stored package hash.
@@ -521,10 +565,14 @@ impl RunStoreCore {
         self.call_unit(|s| s.set_package_route(&workflow_type, &content_hash))
     }
 
-    /// Every route, by type.
-    #[wasm_bindgen(js_name = listPackageRoutes, unchecked_return_type = "PackageRoute[]")]
-    pub fn list_package_routes(&self) -> Result<JsValue, JsValue> {
-        self.call(|s| s.list_package_routes())
+    /// A page of the routes, by type.
+    #[wasm_bindgen(js_name = listPackageRoutes, unchecked_return_type = "Page<PackageRoute>")]
+    pub fn list_package_routes(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PageRequest")] page: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call(|s| s.list_package_routes(&page))
     }
 
     /// The hash a type is routed to, or null.

@@ -29,8 +29,11 @@ mod convert;
 mod errors;
 mod facade;
 mod facade_agent;
+mod facade_retention;
+mod facade_steps;
 mod facade_workflow;
 mod lock;
+mod reserve;
 mod time;
 
 pub use facade::RunStoreCore;

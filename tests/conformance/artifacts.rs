@@ -94,7 +94,10 @@ fn same_idempotency_key_returns_the_stored_artifact(backend: &dyn Backend) {
     let again = store.put_artifact(&keyed("s", "k", b"report"), 20).unwrap();
     assert_eq!(again, first);
     assert_eq!(
-        store.list_artifacts("s").unwrap(),
+        store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items,
         std::slice::from_ref(&first)
     );
     // The key is per scope.
@@ -102,7 +105,13 @@ fn same_idempotency_key_returns_the_stored_artifact(backend: &dyn Backend) {
         .put_artifact(&keyed("t", "k", b"different"), 30)
         .unwrap();
     assert_eq!(other.scope, "t");
-    assert_eq!(store.list_artifacts("s").unwrap(), [first]);
+    assert_eq!(
+        store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items,
+        [first]
+    );
 }
 
 fn other_content_under_a_held_key_is_an_idempotency_conflict_naming_the_owner(
@@ -131,7 +140,10 @@ fn other_content_under_a_held_key_is_an_idempotency_conflict_naming_the_owner(
         assert_ne!(id, &owner.artifact_id);
     }
     assert_eq!(
-        store.list_artifacts("s").unwrap(),
+        store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items,
         std::slice::from_ref(&owner)
     );
     assert_eq!(
@@ -157,7 +169,14 @@ fn identical_put_returns_the_stored_artifact_with_the_later_expiry(backend: &dyn
     assert_eq!(expiry_after(Some(150), 30), Some(200));
     assert_eq!(expiry_after(None, 40), None);
     assert_eq!(expiry_after(Some(300), 50), None);
-    assert_eq!(store.list_artifacts("s").unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     // Another media type or name is another artifact.
     let as_json = NewArtifact {
         media_type: "application/json".into(),
@@ -172,7 +191,14 @@ fn identical_put_returns_the_stored_artifact_with_the_later_expiry(backend: &dyn
     assert_ne!(a.artifact_id, first.artifact_id);
     assert_ne!(b.artifact_id, first.artifact_id);
     assert_ne!(a.artifact_id, b.artifact_id);
-    assert_eq!(store.list_artifacts("s").unwrap().len(), 3);
+    assert_eq!(
+        store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        3
+    );
 }
 
 fn tampered_bytes_or_digest_are_reported_corrupt(backend: &dyn Backend) {
@@ -196,7 +222,14 @@ fn tampered_bytes_or_digest_are_reported_corrupt(backend: &dyn Backend) {
         .unwrap();
     expect_code(store.get_artifact("s", &b.artifact_id), "CORRUPT");
     // Listing reads no bytes, so it still works; deleting the damaged artifact too.
-    assert_eq!(store.list_artifacts("s").unwrap().len(), 2);
+    assert_eq!(
+        store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
     assert!(store.delete_artifact("s", &a.artifact_id).unwrap());
 }
 
@@ -224,7 +257,10 @@ fn scope_lists_metadata_oldest_first(backend: &dyn Backend) {
     let first = store.put_artifact(&artifact("s", b"a"), 10).unwrap();
     let third = store.put_artifact(&artifact("s", b"c"), 30).unwrap();
     store.put_artifact(&artifact("t", b"z"), 5).unwrap();
-    let listed = store.list_artifacts("s").unwrap();
+    let listed = store
+        .list_artifacts("s", &PageRequest::default())
+        .unwrap()
+        .items;
     assert_eq!(
         ids(&listed),
         [
@@ -234,7 +270,11 @@ fn scope_lists_metadata_oldest_first(backend: &dyn Backend) {
         ]
     );
     assert_eq!(listed[0], first);
-    assert!(store.list_artifacts("none").unwrap().is_empty());
+    assert!(store
+        .list_artifacts("none", &PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
 }
 
 fn delete_says_whether_it_existed_and_frees_the_key(backend: &dyn Backend) {
@@ -248,7 +288,10 @@ fn delete_says_whether_it_existed_and_frees_the_key(backend: &dyn Backend) {
     // The key is free again.
     let v2 = store.put_artifact(&keyed("s", "k", b"v2"), 3).unwrap();
     assert_eq!(
-        ids(&store.list_artifacts("s").unwrap()),
+        ids(&store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items),
         [kept.artifact_id.as_str(), &v2.artifact_id]
     );
 }
@@ -272,13 +315,23 @@ fn purge_removes_artifacts_expired_as_of_a_time(backend: &dyn Backend) {
     expect_code(store.get_artifact("s", &at_100.artifact_id), "NOT_FOUND");
     assert_eq!(store.purge_expired_artifacts(150).unwrap(), 0);
     assert_eq!(
-        ids(&store.list_artifacts("t").unwrap()),
+        ids(&store
+            .list_artifacts("t", &PageRequest::default())
+            .unwrap()
+            .items),
         [at_200.artifact_id.as_str()]
     );
     assert_eq!(store.purge_expired_artifacts(i64::MAX).unwrap(), 1);
-    assert!(store.list_artifacts("t").unwrap().is_empty());
+    assert!(store
+        .list_artifacts("t", &PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     assert_eq!(
-        ids(&store.list_artifacts("s").unwrap()),
+        ids(&store
+            .list_artifacts("s", &PageRequest::default())
+            .unwrap()
+            .items),
         [forever.artifact_id.as_str()]
     );
 }
@@ -318,7 +371,11 @@ fn invalid_puts_are_refused_and_write_nothing(backend: &dyn Backend) {
     );
     let huge = artifact("s", &vec![0; MAX_BLOB_BYTES + 1]);
     assert_eq!(field_of(huge, 0), "bytes");
-    assert!(store.list_artifacts("s").unwrap().is_empty());
+    assert!(store
+        .list_artifacts("s", &PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
 }
 
 fn artifacts_survive_reopen(backend: &dyn Backend) {

@@ -108,7 +108,11 @@ fn creating_an_existing_checkpoint_is_a_conflict(backend: &dyn Backend) {
         "{error}"
     );
     assert_eq!(store.load_checkpoint("cp").unwrap(), original);
-    assert!(store.list_run_checkpoints("other").unwrap().is_empty());
+    assert!(store
+        .list_run_checkpoints("other", &PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
 }
 
 fn updating_a_missing_checkpoint_is_a_conflict_without_actual_revision(backend: &dyn Backend) {
@@ -179,8 +183,9 @@ fn run_checkpoints_are_listed_in_id_order(backend: &dyn Backend) {
     }
     let ids = |run: &str| -> Vec<String> {
         store
-            .list_run_checkpoints(run)
+            .list_run_checkpoints(run, &PageRequest::default())
             .unwrap()
+            .items
             .into_iter()
             .map(|c| c.checkpoint_id)
             .collect()
@@ -192,7 +197,14 @@ fn run_checkpoints_are_listed_in_id_order(backend: &dyn Backend) {
         .compare_and_swap_checkpoint(&checkpoint("c", Some("r2"), 1, 1), Some(0))
         .unwrap();
     assert_eq!(ids("r1"), ["a"]);
-    assert_eq!(store.list_run_checkpoints("r2").unwrap()[1].revision, 1);
+    assert_eq!(
+        store
+            .list_run_checkpoints("r2", &PageRequest::default())
+            .unwrap()
+            .items[1]
+            .revision,
+        1
+    );
 }
 
 fn a_second_connection_loses_to_the_first_writer(backend: &dyn Backend) {
@@ -229,7 +241,10 @@ fn checkpoints_survive_reopen(backend: &dyn Backend) {
     after_reopen(location.as_ref(), store, |store| {
         assert_eq!(store.load_checkpoint("cp").unwrap(), current);
         assert_eq!(
-            store.list_run_checkpoints("run").unwrap(),
+            store
+                .list_run_checkpoints("run", &PageRequest::default())
+                .unwrap()
+                .items,
             std::slice::from_ref(&current)
         );
         expect_code(

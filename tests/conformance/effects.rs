@@ -88,7 +88,14 @@ fn effect_goes_from_prepared_through_started_to_completed(backend: &dyn Backend)
     // Effects without a key do not collide with each other.
     write(&store, &record("e2", "email", None));
     write(&store, &record("e3", "email", None));
-    assert_eq!(store.list_effects(None, 10).unwrap().len(), 3);
+    assert_eq!(
+        store
+            .list_effects(None, &PageRequest::first(10))
+            .unwrap()
+            .items
+            .len(),
+        3
+    );
 }
 
 fn missing_effect_loads_and_finds_as_none(backend: &dyn Backend) {
@@ -309,7 +316,11 @@ fn invalid_records_are_refused_and_write_nothing(backend: &dyn Backend) {
         ..base.clone()
     };
     assert_eq!(field_of(huge_error, None), "status.error");
-    assert!(store.list_effects(None, 100).unwrap().is_empty());
+    assert!(store
+        .list_effects(None, &PageRequest::first(100))
+        .unwrap()
+        .items
+        .is_empty());
 
     write(&store, &base);
     let skip = EffectRecord {
@@ -340,8 +351,9 @@ fn unresolved_effects_are_started_or_unknown_oldest_first(backend: &dyn Backend)
         write(&store, &effect);
     }
     let ids: Vec<String> = store
-        .list_unresolved_effects()
+        .list_unresolved_effects(&PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|e| e.effect_id)
         .collect();
@@ -364,8 +376,9 @@ fn effects_are_listed_by_status_in_id_order(backend: &dyn Backend) {
     }
     let ids = |status: Option<EffectStatusKind>, limit: u32| -> Vec<String> {
         store
-            .list_effects(status, limit)
+            .list_effects(status, &PageRequest::first(limit))
             .unwrap()
+            .items
             .into_iter()
             .map(|e| e.effect_id)
             .collect()
@@ -418,7 +431,10 @@ fn effects_survive_reopen(backend: &dyn Backend) {
         );
         assert_eq!(store.load_effect("e2").unwrap(), Some(done));
         assert_eq!(
-            store.list_unresolved_effects().unwrap(),
+            store
+                .list_unresolved_effects(&PageRequest::default())
+                .unwrap()
+                .items,
             std::slice::from_ref(&unknown)
         );
         expect_code(
@@ -426,6 +442,10 @@ fn effects_survive_reopen(backend: &dyn Backend) {
             "IDEMPOTENCY_CONFLICT",
         );
         write(store, &next(&unknown, completed(json!(1)), 5));
-        assert!(store.list_unresolved_effects().unwrap().is_empty());
+        assert!(store
+            .list_unresolved_effects(&PageRequest::default())
+            .unwrap()
+            .items
+            .is_empty());
     });
 }

@@ -21,6 +21,8 @@ pub mod journal;
 pub mod namespaces;
 pub mod outbox;
 pub mod packages;
+pub mod paging;
+pub mod retention;
 pub mod run_journal;
 pub mod steps;
 pub mod timers;

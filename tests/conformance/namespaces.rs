@@ -65,7 +65,14 @@ fn register_creates_once_then_reports_existing_and_bumps_last_seen(backend: &dyn
         store.get_namespace("orders").unwrap().unwrap().last_seen,
         250
     );
-    assert_eq!(store.list_namespaces().unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_namespaces(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
 }
 
 fn put_creates_or_replaces_the_whole_record(backend: &dyn Backend) {
@@ -123,7 +130,11 @@ fn get_of_an_unknown_namespace_is_none(backend: &dyn Backend) {
 
 fn list_is_oldest_first_with_name_breaking_ties(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    assert!(store.list_namespaces().unwrap().is_empty());
+    assert!(store
+        .list_namespaces(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     for (name, at) in [("m", 20), ("z", 10), ("b", 20), ("a", 30)] {
         store
             .register_namespace(name, NamespaceOrigin::Worker, at)
@@ -134,8 +145,9 @@ fn list_is_oldest_first_with_name_breaking_ties(backend: &dyn Backend) {
         .register_namespace("z", NamespaceOrigin::Worker, 99)
         .unwrap();
     let names: Vec<String> = store
-        .list_namespaces()
+        .list_namespaces(&PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|n| n.name)
         .collect();
@@ -221,7 +233,14 @@ fn deprecation_is_idempotent_and_registration_does_not_revive(backend: &dyn Back
         }
     );
     assert!(error.to_string().contains("ghost"), "{error}");
-    assert_eq!(store.list_namespaces().unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_namespaces(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
 }
 
 fn invalid_namespaces_are_refused_and_write_nothing(backend: &dyn Backend) {
@@ -247,7 +266,11 @@ fn invalid_namespaces_are_refused_and_write_nothing(backend: &dyn Backend) {
     };
     let error = expect_code(store.put_namespace(&huge), "INVALID_INPUT");
     assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "placement"));
-    assert!(store.list_namespaces().unwrap().is_empty());
+    assert!(store
+        .list_namespaces(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
 
     // Records from JSON: unknown fields and unknown origins or states are refused.
     let parsed: NamespaceRecord = serde_json::from_value(json!({
@@ -277,9 +300,18 @@ fn namespaces_survive_reopen(backend: &dyn Backend) {
         })
         .unwrap();
     store.deprecate_namespace("a").unwrap();
-    let before = store.list_namespaces().unwrap();
+    let before = store
+        .list_namespaces(&PageRequest::default())
+        .unwrap()
+        .items;
     after_reopen(location.as_ref(), store, |store| {
-        assert_eq!(store.list_namespaces().unwrap(), before);
+        assert_eq!(
+            store
+                .list_namespaces(&PageRequest::default())
+                .unwrap()
+                .items,
+            before
+        );
         assert_eq!(
             store
                 .register_namespace("b", NamespaceOrigin::Worker, 3)

@@ -22,6 +22,9 @@ pub const CASES: &[Case] = cases![
     fail_dead_letters_the_row,
     cancel_settles_every_live_row_of_the_workflow,
     rearm_returns_the_oldest_stale_claims_to_pending,
+    a_stale_claim_token_settles_nothing,
+    rearm_counts_attempts_and_dead_letters_at_the_maximum,
+    a_retry_to_the_maximum_dead_letters_the_row,
     stale_claims_are_listed_without_change,
     unsettled_workflows_are_those_with_live_rows,
     namespace_loads_count_several_namespaces_in_one_call,
@@ -43,6 +46,7 @@ fn row(key: &str, workflow_id: &str, visible_after: Millis) -> NewOutboxRow {
         namespace: None,
         task_queue: None,
         node: None,
+        max_attempts: None,
     }
 }
 
@@ -103,6 +107,44 @@ fn status(store: &SqliteStore, key: &str) -> OutboxStatus {
     state(store, key).status
 }
 
+/// The row's current claim token, as its holder knows it (0 for an unknown row).
+fn token(store: &SqliteStore, key: &str) -> u64 {
+    store
+        .outbox_row_state(key)
+        .unwrap()
+        .map_or(0, |s| s.claim_token)
+}
+
+/// Completes a row as the holder of its current claim.
+fn complete(store: &SqliteStore, key: &str) {
+    store.complete_outbox(key, token(store, key)).unwrap();
+}
+
+/// Fails a row as the holder of its current claim.
+fn fail(store: &SqliteStore, key: &str) {
+    store
+        .fail_outbox(key, token(store, key), "gave up")
+        .unwrap();
+}
+
+/// The state of a live row of attempt 0 with the default maximum and no dead reason.
+fn live(
+    status: OutboxStatus,
+    visible_after: Millis,
+    claimed_at: Option<Millis>,
+    claim_token: u64,
+) -> OutboxRowState {
+    OutboxRowState {
+        status,
+        attempt: 0,
+        visible_after,
+        claimed_at,
+        claim_token,
+        max_attempts: DEFAULT_MAX_ATTEMPTS,
+        dead_reason: None,
+    }
+}
+
 fn insert_counts_new_rows_and_ignores_duplicate_keys(backend: &dyn Backend) {
     let store = backend.fresh().open();
     assert_eq!(store.insert_outbox(&[]).unwrap(), 0);
@@ -131,7 +173,10 @@ fn insert_counts_new_rows_and_ignores_duplicate_keys(backend: &dyn Backend) {
     // The stored wf:1 wins over the rival; within one batch the first wf:3 wins.
     let batch = [rival, row("wf:3", "wf", 30), row("wf:3", "wf", 99)];
     assert_eq!(store.insert_outbox(&batch).unwrap(), 1);
-    let stored = store.list_outbox(None, None, 10).unwrap();
+    let stored = store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&stored), ["wf:1", "wf:2", "wf:3"]);
     assert_eq!(
         stored[0],
@@ -145,6 +190,9 @@ fn insert_counts_new_rows_and_ignores_duplicate_keys(backend: &dyn Backend) {
             attempt: 2,
             visible_after: 10,
             claimed_at: None,
+            claim_token: 0,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            dead_reason: None,
             run_id: Some("r1".into()),
             namespace: Some("shop".into()),
             task_queue: Some("mail".into()),
@@ -158,12 +206,17 @@ fn insert_counts_new_rows_and_ignores_duplicate_keys(backend: &dyn Backend) {
     assert_eq!(
         state(&store, "wf:1"),
         OutboxRowState {
-            status: OutboxStatus::Claimed,
             attempt: 2,
-            visible_after: 10,
-            claimed_at: Some(10)
+            ..live(OutboxStatus::Claimed, 10, Some(10), 1)
         }
     );
+    // A row's own maximum is stored with it.
+    let patient = NewOutboxRow {
+        max_attempts: Some(50),
+        ..row("wf:4", "wf", 0)
+    };
+    store.insert_outbox(&[patient]).unwrap();
+    assert_eq!(state(&store, "wf:4").max_attempts, 50);
 }
 
 fn invalid_rows_are_refused_and_nothing_is_inserted(backend: &dyn Backend) {
@@ -171,6 +224,28 @@ fn invalid_rows_are_refused_and_nothing_is_inserted(backend: &dyn Backend) {
     let long = "k".repeat(MAX_ID_BYTES + 1);
     let base = || row("bad", "wf", 0);
     let cases = [
+        (
+            NewOutboxRow {
+                max_attempts: Some(0),
+                ..base()
+            },
+            "maxAttempts",
+        ),
+        (
+            NewOutboxRow {
+                attempt: 3,
+                max_attempts: Some(3),
+                ..base()
+            },
+            "maxAttempts",
+        ),
+        (
+            NewOutboxRow {
+                attempt: DEFAULT_MAX_ATTEMPTS,
+                ..base()
+            },
+            "maxAttempts",
+        ),
         (
             NewOutboxRow {
                 dispatch_key: String::new(),
@@ -246,7 +321,11 @@ fn invalid_rows_are_refused_and_nothing_is_inserted(backend: &dyn Backend) {
             "{error:?} should name {expected}"
         );
     }
-    assert!(store.list_outbox(None, None, 10).unwrap().is_empty());
+    assert!(store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items
+        .is_empty());
     assert_eq!(store.outbox_row_state("good").unwrap(), None);
 }
 
@@ -360,15 +439,7 @@ fn claim_refuses_an_invalid_filter_and_claims_nothing(backend: &dyn Backend) {
         matches!(&error, Error::InvalidInput { field, .. } if field == "filter.excludeWorkflows[1]"),
         "{error:?}"
     );
-    assert_eq!(
-        state(&store, "a"),
-        OutboxRowState {
-            status: OutboxStatus::Pending,
-            attempt: 0,
-            visible_after: 0,
-            claimed_at: None
-        }
-    );
+    assert_eq!(state(&store, "a"), live(OutboxStatus::Pending, 0, None, 0));
 }
 
 fn complete_settles_claimed_and_pending_rows(backend: &dyn Backend) {
@@ -377,20 +448,24 @@ fn complete_settles_claimed_and_pending_rows(backend: &dyn Backend) {
     store
         .insert_outbox(&[row("a", "wf", 0), row("b", "wf", 1)])
         .unwrap();
-    assert_eq!(claim(&store, 5, 1), ["a"]);
-    store.complete_outbox("a").unwrap();
-    // A settled row keeps the time of its last claim.
+    let claimed = store.claim_outbox(5, 1, &ClaimFilter::default()).unwrap();
+    assert_eq!((keys(&claimed), claimed[0].claim_token), (vec!["a"], 1));
+    store.complete_outbox("a", 1).unwrap();
+    // A settled row keeps the time and the token of its last claim.
+    assert_eq!(state(&store, "a"), live(OutboxStatus::Done, 0, Some(5), 1));
+    // Completing a pending row is allowed with its current token (0: never claimed).
+    let error = expect_code(store.complete_outbox("b", 1), "CONFLICT");
     assert_eq!(
-        state(&store, "a"),
-        OutboxRowState {
-            status: OutboxStatus::Done,
-            attempt: 0,
-            visible_after: 0,
-            claimed_at: Some(5)
+        error,
+        Error::Conflict {
+            entity: "outbox row",
+            id: "b".into(),
+            expected: Some(1),
+            actual: Some(0)
         }
     );
-    // Completing a pending row is allowed: a re-armed claim may still finish its delivery.
-    store.complete_outbox("b").unwrap();
+    assert_eq!(status(&store, "b"), OutboxStatus::Pending);
+    store.complete_outbox("b", 0).unwrap();
     assert_eq!(
         (status(&store, "b"), state(&store, "b").claimed_at),
         (OutboxStatus::Done, None)
@@ -408,23 +483,27 @@ fn settled_and_unknown_rows_refuse_every_transition(backend: &dyn Backend) {
         ])
         .unwrap();
     assert_eq!(claim(&store, 5, 3).len(), 3);
-    store.complete_outbox("done").unwrap();
-    store.fail_outbox("failed").unwrap();
+    complete(&store, "done");
+    fail(&store, "failed");
     assert_eq!(store.cancel_workflow_outbox("c").unwrap(), ["cancelled"]);
 
-    type Transition = fn(&SqliteStore, &str) -> Result<()>;
+    type Transition = fn(&SqliteStore, &str, u64) -> Result<()>;
     let transitions: [(&str, Transition); 4] = [
-        ("complete", |s, k| s.complete_outbox(k)),
-        ("completeBatch", |s, k| {
-            s.complete_outbox_batch(&[k.to_owned()])
+        ("complete", |s, k, t| s.complete_outbox(k, t)),
+        ("completeBatch", |s, k, t| {
+            s.complete_outbox_batch(&[OutboxClaim {
+                dispatch_key: k.to_owned(),
+                claim_token: t,
+            }])
         }),
-        ("retry", |s, k| s.retry_outbox(k, 1, 100)),
-        ("fail", |s, k| s.fail_outbox(k)),
+        ("retry", |s, k, t| s.retry_outbox(k, t, 1, 100).map(|_| ())),
+        ("fail", |s, k, t| s.fail_outbox(k, t, "again")),
     ];
     for (name, transition) in transitions {
         for key in ["done", "failed", "cancelled"] {
             let before = state(&store, key);
-            let error = expect_code(transition(&store, key), "CONFLICT");
+            // The holder's own token: refused because the row is settled.
+            let error = expect_code(transition(&store, key, before.claim_token), "CONFLICT");
             assert_eq!(
                 error,
                 Error::Conflict {
@@ -438,7 +517,7 @@ fn settled_and_unknown_rows_refuse_every_transition(backend: &dyn Backend) {
             assert!(error.to_string().contains(key), "{error}");
             assert_eq!(state(&store, key), before, "{name} changed {key}");
         }
-        let error = expect_code(transition(&store, "nope"), "NOT_FOUND");
+        let error = expect_code(transition(&store, "nope", 0), "NOT_FOUND");
         assert_eq!(
             error,
             Error::NotFound {
@@ -447,7 +526,8 @@ fn settled_and_unknown_rows_refuse_every_transition(backend: &dyn Backend) {
             },
             "{name}"
         );
-        expect_code(transition(&store, ""), "INVALID_INPUT");
+        expect_code(transition(&store, "", 0), "INVALID_INPUT");
+        expect_code(transition(&store, "done", u64::MAX), "INVALID_INPUT");
         assert_eq!(store.outbox_row_state("nope").unwrap(), None);
     }
 }
@@ -460,7 +540,15 @@ fn complete_batch_is_all_or_nothing(backend: &dyn Backend) {
         .collect();
     store.insert_outbox(&rows).unwrap();
     assert_eq!(claim(&store, 5, 4), ["a", "b", "c", "d"]);
-    let batch = |keys: &[&str]| -> Vec<String> { keys.iter().map(|k| k.to_string()).collect() };
+    // Each key with its current token, as its holder has it.
+    let batch = |keys: &[&str]| -> Vec<OutboxClaim> {
+        keys.iter()
+            .map(|k| OutboxClaim {
+                dispatch_key: k.to_string(),
+                claim_token: token(&store, k),
+            })
+            .collect()
+    };
 
     store.complete_outbox_batch(&batch(&["b", "a"])).unwrap();
     assert_eq!(status(&store, "a"), OutboxStatus::Done);
@@ -488,12 +576,26 @@ fn complete_batch_is_all_or_nothing(backend: &dyn Backend) {
         "INVALID_INPUT",
     );
     assert!(
-        matches!(&error, Error::InvalidInput { field, .. } if field == "dispatchKeys[2]"),
+        matches!(&error, Error::InvalidInput { field, .. } if field == "claims[2].dispatchKey"),
         "{error:?}"
     );
     expect_code(
         store.complete_outbox_batch(&batch(&["c", ""])),
         "INVALID_INPUT",
+    );
+    assert_eq!(status(&store, "c"), OutboxStatus::Claimed);
+    // A stale token anywhere in the batch: nothing is completed.
+    let mut stale = batch(&["c", "d"]);
+    stale[1].claim_token += 1;
+    let error = expect_code(store.complete_outbox_batch(&stale), "CONFLICT");
+    assert_eq!(
+        error,
+        Error::Conflict {
+            entity: "outbox row",
+            id: "d".into(),
+            expected: Some(stale[1].claim_token),
+            actual: Some(stale[0].claim_token)
+        }
     );
     assert_eq!(status(&store, "c"), OutboxStatus::Claimed);
 
@@ -503,8 +605,9 @@ fn complete_batch_is_all_or_nothing(backend: &dyn Backend) {
         .complete_outbox_batch(&batch(&["c", "d", "e"]))
         .unwrap();
     let done = store
-        .list_outbox(Some(OutboxStatus::Done), None, 10)
-        .unwrap();
+        .list_outbox(Some(OutboxStatus::Done), &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&done), ["a", "b", "c", "d", "e"]);
 }
 
@@ -515,14 +618,16 @@ fn retry_returns_the_row_to_pending_behind_its_fence(backend: &dyn Backend) {
         .unwrap();
     let claimed = store.claim_outbox(10, 1, &ClaimFilter::default()).unwrap();
     assert_eq!((claimed[0].attempt, claimed[0].claimed_at), (0, Some(10)));
-    store.retry_outbox("a", 1, 100).unwrap();
+    assert_eq!(
+        store.retry_outbox("a", 1, 1, 100).unwrap(),
+        OutboxStatus::Pending
+    );
+    // The token stays until the row is claimed again.
     assert_eq!(
         state(&store, "a"),
         OutboxRowState {
-            status: OutboxStatus::Pending,
             attempt: 1,
-            visible_after: 100,
-            claimed_at: None
+            ..live(OutboxStatus::Pending, 100, None, 1)
         }
     );
     assert!(claim(&store, 99, 10).is_empty());
@@ -530,9 +635,12 @@ fn retry_returns_the_row_to_pending_behind_its_fence(backend: &dyn Backend) {
         .claim_outbox(100, 10, &ClaimFilter::default())
         .unwrap();
     assert_eq!(keys(&again), ["a"]);
-    assert_eq!((again[0].attempt, again[0].claimed_at), (1, Some(100)));
+    assert_eq!(
+        (again[0].attempt, again[0].claimed_at, again[0].claim_token),
+        (1, Some(100), 2)
+    );
     // A pending row can be re-fenced too, earlier as well as later.
-    store.retry_outbox("b", 3, 50).unwrap();
+    store.retry_outbox("b", 0, 3, 50).unwrap();
     assert_eq!(
         (state(&store, "b").attempt, state(&store, "b").visible_after),
         (3, 50)
@@ -546,20 +654,26 @@ fn fail_dead_letters_the_row(backend: &dyn Backend) {
         .insert_outbox(&[row("a", "wf", 0), row("b", "wf", 0), row("c", "wf", 0)])
         .unwrap();
     assert_eq!(claim(&store, 5, 1), ["a"]);
-    store.fail_outbox("a").unwrap();
-    store.fail_outbox("b").unwrap();
+    store.fail_outbox("a", 1, "card declined").unwrap();
+    store.fail_outbox("b", 0, "").unwrap();
     assert_eq!(
         state(&store, "a"),
         OutboxRowState {
-            status: OutboxStatus::Failed,
-            attempt: 0,
-            visible_after: 0,
-            claimed_at: Some(5)
+            dead_reason: Some("card declined".into()),
+            ..live(OutboxStatus::Failed, 0, Some(5), 1)
         }
     );
+    assert_eq!(state(&store, "b").dead_reason.as_deref(), Some(""));
+    let long = "r".repeat(MAX_DOCUMENT_BYTES + 1);
+    let error = expect_code(store.fail_outbox("c", 0, &long), "INVALID_INPUT");
+    assert!(
+        matches!(&error, Error::InvalidInput { field, .. } if field == "reason"),
+        "{error:?}"
+    );
     let dead = store
-        .list_outbox(Some(OutboxStatus::Failed), None, 10)
-        .unwrap();
+        .list_outbox(Some(OutboxStatus::Failed), &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&dead), ["a", "b"]);
     assert_eq!(claim(&store, Millis::MAX, 10), ["c"]);
 }
@@ -579,8 +693,8 @@ fn cancel_settles_every_live_row_of_the_workflow(backend: &dyn Backend) {
         claim_with(&store, 5, 3, &excluding(&["other"])),
         ["wf:2", "wf:3", "wf:4"]
     );
-    store.complete_outbox("wf:3").unwrap();
-    store.fail_outbox("wf:4").unwrap();
+    complete(&store, "wf:3");
+    fail(&store, "wf:4");
     // wf:1 is pending (not yet visible), wf:2 claimed: both live, keys in order.
     assert_eq!(
         store.cancel_workflow_outbox("wf").unwrap(),
@@ -589,12 +703,7 @@ fn cancel_settles_every_live_row_of_the_workflow(backend: &dyn Backend) {
     assert_eq!(status(&store, "wf:1"), OutboxStatus::Cancelled);
     assert_eq!(
         state(&store, "wf:2"),
-        OutboxRowState {
-            status: OutboxStatus::Cancelled,
-            attempt: 0,
-            visible_after: 0,
-            claimed_at: Some(5)
-        }
+        live(OutboxStatus::Cancelled, 0, Some(5), 1)
     );
     assert_eq!(status(&store, "wf:3"), OutboxStatus::Done);
     assert_eq!(status(&store, "wf:4"), OutboxStatus::Failed);
@@ -621,7 +730,7 @@ fn rearm_returns_the_oldest_stale_claims_to_pending(backend: &dyn Backend) {
     assert_eq!(claim(&store, 40, 1), ["w"]);
     assert!(store.rearm_stale_claims(35, 100, 0).unwrap().is_empty());
     // The limit takes the oldest claims first (not x, claimed later); the result is in key
-    // order.
+    // order. Each re-arm counts an attempt.
     let first = store.rearm_stale_claims(35, 100, 2).unwrap();
     assert_eq!(keys(&first), ["y", "z"]);
     for rearmed in &first {
@@ -632,16 +741,14 @@ fn rearm_returns_the_oldest_stale_claims_to_pending(backend: &dyn Backend) {
                 rearmed.claimed_at,
                 rearmed.attempt
             ),
-            (OutboxStatus::Pending, 100, None, 0)
+            (OutboxStatus::Pending, 100, None, 1)
         );
     }
     assert_eq!(
         state(&store, "z"),
         OutboxRowState {
-            status: OutboxStatus::Pending,
-            attempt: 0,
-            visible_after: 100,
-            claimed_at: None
+            attempt: 1,
+            ..live(OutboxStatus::Pending, 100, None, 1)
         }
     );
     // Claimed at exactly `older_than` is not stale yet.
@@ -668,24 +775,54 @@ fn stale_claims_are_listed_without_change(backend: &dyn Backend) {
     assert_eq!(claim(&store, 10, 2), ["y", "z"]);
     assert_eq!(claim(&store, 20, 1), ["v"]);
     assert_eq!(claim(&store, 30, 1), ["w"]);
-    store.complete_outbox("z").unwrap();
-    let stale = store.list_stale_claims(25, 10).unwrap();
+    complete(&store, "z");
+    let stale = store
+        .list_stale_claims(25, &PageRequest::first(10))
+        .unwrap()
+        .items;
     assert_eq!(keys(&stale), ["y", "v"]);
     assert_eq!(stale[0].claimed_at, Some(10));
-    assert_eq!(keys(&store.list_stale_claims(31, 2).unwrap()), ["y", "v"]);
     assert_eq!(
-        keys(&store.list_stale_claims(31, 10).unwrap()),
+        keys(
+            &store
+                .list_stale_claims(31, &PageRequest::first(2))
+                .unwrap()
+                .items
+        ),
+        ["y", "v"]
+    );
+    assert_eq!(
+        keys(
+            &store
+                .list_stale_claims(31, &PageRequest::first(10))
+                .unwrap()
+                .items
+        ),
         ["y", "v", "w"]
     );
-    assert!(store.list_stale_claims(10, 10).unwrap().is_empty());
-    assert_eq!(store.list_stale_claims(25, 10).unwrap(), stale);
+    assert!(store
+        .list_stale_claims(10, &PageRequest::first(10))
+        .unwrap()
+        .items
+        .is_empty());
+    assert_eq!(
+        store
+            .list_stale_claims(25, &PageRequest::first(10))
+            .unwrap()
+            .items,
+        stale
+    );
     assert_eq!(status(&store, "y"), OutboxStatus::Claimed);
     assert_eq!(status(&store, "x"), OutboxStatus::Pending);
 }
 
 fn unsettled_workflows_are_those_with_live_rows(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    assert!(store.list_unsettled_workflows().unwrap().is_empty());
+    assert!(store
+        .list_unsettled_workflows(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     store
         .insert_outbox(&[
             row("b:1", "b", 0),
@@ -697,14 +834,26 @@ fn unsettled_workflows_are_those_with_live_rows(backend: &dyn Backend) {
         ])
         .unwrap();
     assert_eq!(claim_with(&store, 5, 10, &excluding(&["b", "e"])).len(), 3);
-    store.complete_outbox("c:1").unwrap();
+    complete(&store, "c:1");
     store.cancel_workflow_outbox("d").unwrap();
-    store.fail_outbox("e:1").unwrap();
+    fail(&store, "e:1");
     // a: claimed; b: pending; e: one failed and one pending not yet visible.
-    assert_eq!(store.list_unsettled_workflows().unwrap(), ["a", "b", "e"]);
-    store.complete_outbox("a:1").unwrap();
+    assert_eq!(
+        store
+            .list_unsettled_workflows(&PageRequest::default())
+            .unwrap()
+            .items,
+        ["a", "b", "e"]
+    );
+    complete(&store, "a:1");
     store.cancel_workflow_outbox("e").unwrap();
-    assert_eq!(store.list_unsettled_workflows().unwrap(), ["b"]);
+    assert_eq!(
+        store
+            .list_unsettled_workflows(&PageRequest::default())
+            .unwrap()
+            .items,
+        ["b"]
+    );
 }
 
 fn namespace_loads_count_several_namespaces_in_one_call(backend: &dyn Backend) {
@@ -728,8 +877,8 @@ fn namespace_loads_count_several_namespaces_in_one_call(backend: &dyn Backend) {
         .unwrap();
     claim_with(&store, 5, 10, &excluding(&["a6", "a1"]));
     // a: a1 pending, a6 pending (not yet visible), a2 claimed, a3 done, a4 failed, a5 cancelled.
-    store.complete_outbox("a3").unwrap();
-    store.fail_outbox("a4").unwrap();
+    complete(&store, "a3");
+    fail(&store, "a4");
     store.cancel_workflow_outbox("a5").unwrap();
     let names = ["a", "b", "c", "a"].map(String::from);
     let loads = store.namespace_loads(&names).unwrap();
@@ -764,7 +913,7 @@ fn claimable_routes_ignore_rows_not_yet_visible_or_not_pending(backend: &dyn Bac
         ])
         .unwrap();
     claim_with(&store, 5, 1, &within(scope(Some("c"), None, None)));
-    store.fail_outbox("r7").unwrap();
+    fail(&store, "r7");
     let route_of = |[n, q, d]: [Option<&str>; 3]| scope(n, q, d);
     assert_eq!(
         store.claimable_routes(99).unwrap(),
@@ -790,25 +939,32 @@ fn list_outbox_filters_by_status_and_pages_by_key(backend: &dyn Backend) {
         .collect();
     store.insert_outbox(&rows).unwrap();
     assert_eq!(claim(&store, 10, 2), ["k1", "k2"]);
-    store.complete_outbox("k1").unwrap();
-    let list = |status: Option<OutboxStatus>, after: Option<&str>, limit: u32| {
-        let rows = store.list_outbox(status, after, limit).unwrap();
-        rows.into_iter().map(|r| r.dispatch_key).collect::<Vec<_>>()
+    complete(&store, "k1");
+    let list = |status: Option<OutboxStatus>, page: PageRequest| {
+        let page = store.list_outbox(status, &page).unwrap();
+        let keys = page.items.into_iter().map(|r| r.dispatch_key);
+        (keys.collect::<Vec<_>>(), page.next_cursor)
     };
-    assert_eq!(list(None, None, 10), ["k1", "k2", "k3", "k4", "k5"]);
-    assert_eq!(
-        list(Some(OutboxStatus::Pending), None, 10),
-        ["k3", "k4", "k5"]
+    let keys = |status: Option<OutboxStatus>| list(status, PageRequest::first(10)).0;
+    assert_eq!(keys(None), ["k1", "k2", "k3", "k4", "k5"]);
+    assert_eq!(keys(Some(OutboxStatus::Pending)), ["k3", "k4", "k5"]);
+    assert_eq!(keys(Some(OutboxStatus::Claimed)), ["k2"]);
+    assert_eq!(keys(Some(OutboxStatus::Done)), ["k1"]);
+    assert!(keys(Some(OutboxStatus::Cancelled)).is_empty());
+    let (first, cursor) = list(None, PageRequest::first(2));
+    assert_eq!(first, ["k1", "k2"]);
+    let (second, cursor) = list(None, PageRequest::after(2, cursor.unwrap()));
+    assert_eq!(second, ["k3", "k4"]);
+    let (third, cursor) = list(None, PageRequest::after(2, cursor.unwrap()));
+    assert_eq!((third, cursor), (vec!["k5".to_owned()], None));
+    let (pending, cursor) = list(Some(OutboxStatus::Pending), PageRequest::first(1));
+    assert_eq!(pending, ["k3"]);
+    let next = PageRequest::after(1, cursor.unwrap());
+    assert_eq!(list(Some(OutboxStatus::Pending), next).0, ["k4"]);
+    expect_code(
+        store.list_outbox(None, &PageRequest::first(0)),
+        "INVALID_INPUT",
     );
-    assert_eq!(list(Some(OutboxStatus::Claimed), None, 10), ["k2"]);
-    assert_eq!(list(Some(OutboxStatus::Done), None, 10), ["k1"]);
-    assert!(list(Some(OutboxStatus::Cancelled), None, 10).is_empty());
-    assert_eq!(list(None, None, 2), ["k1", "k2"]);
-    assert_eq!(list(None, Some("k2"), 2), ["k3", "k4"]);
-    assert_eq!(list(None, Some("k4"), 2), ["k5"]);
-    assert!(list(None, Some("k5"), 2).is_empty());
-    assert_eq!(list(Some(OutboxStatus::Pending), Some("k3"), 1), ["k4"]);
-    assert!(list(None, None, 0).is_empty());
 }
 
 fn outbox_survives_reopen(backend: &dyn Backend) {
@@ -825,11 +981,34 @@ fn outbox_survives_reopen(backend: &dyn Backend) {
         ])
         .unwrap();
     assert_eq!(claim(&store, 10, 1), ["a"]);
-    let before = store.list_outbox(None, None, 10).unwrap();
+    let before = store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items;
     after_reopen(location.as_ref(), store, |store| {
-        assert_eq!(store.list_outbox(None, None, 10).unwrap(), before);
-        assert_eq!(keys(&store.list_stale_claims(11, 10).unwrap()), ["a"]);
-        assert_eq!(store.list_unsettled_workflows().unwrap(), ["later", "wf"]);
+        assert_eq!(
+            store
+                .list_outbox(None, &PageRequest::first(10))
+                .unwrap()
+                .items,
+            before
+        );
+        assert_eq!(
+            keys(
+                &store
+                    .list_stale_claims(11, &PageRequest::first(10))
+                    .unwrap()
+                    .items
+            ),
+            ["a"]
+        );
+        assert_eq!(
+            store
+                .list_unsettled_workflows(&PageRequest::default())
+                .unwrap()
+                .items,
+            ["later", "wf"]
+        );
         assert_eq!(
             store.namespace_loads(&["ns".into()]).unwrap()["ns"],
             NamespaceLoad {
@@ -837,12 +1016,200 @@ fn outbox_survives_reopen(backend: &dyn Backend) {
                 claimed: 0
             }
         );
+        // The token counter survives: a claim after reopening gets a new token.
         assert_eq!(claim(store, 20, 10), ["b"]);
-        store.complete_outbox("a").unwrap();
+        assert_eq!((token(store, "a"), token(store, "b")), (1, 2));
+        store.complete_outbox("a", 1).unwrap();
         assert_eq!(
             store.claimable_routes(500).unwrap(),
             [ClaimScope::default()]
         );
-        expect_code(store.complete_outbox("a"), "CONFLICT");
+        expect_code(store.complete_outbox("a", 1), "CONFLICT");
     });
+}
+
+fn a_stale_claim_token_settles_nothing(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store
+        .insert_outbox(&[row("a", "wf", 0), row("b", "wf", 0), row("c", "wf", 0)])
+        .unwrap();
+    // An empty claim hands out no token; one claim hands out one token for all its rows.
+    assert!(claim(&store, 5, 0).is_empty());
+    let first = store.claim_outbox(5, 2, &ClaimFilter::default()).unwrap();
+    let tokens: Vec<u64> = first.iter().map(|r| r.claim_token).collect();
+    assert_eq!((keys(&first), tokens), (vec!["a", "b"], vec![1, 1]));
+    assert_eq!(claim(&store, 6, 1), ["c"]);
+    assert_eq!(token(&store, "c"), 2);
+    // Every claim goes stale and is re-armed; b and c are claimed again by someone else.
+    assert_eq!(store.rearm_stale_claims(100, 0, 10).unwrap().len(), 3);
+    assert_eq!(
+        claim_with(&store, 200, 10, &excluding(&[])),
+        ["a", "b", "c"]
+    );
+    store.retry_outbox("a", 3, 1, 0).unwrap();
+    // a was handed back by its new holder and not claimed since: its last claim settles it.
+    assert_eq!(token(&store, "a"), 3);
+    let stale = |key: &str, given: u64| Error::Conflict {
+        entity: "outbox row",
+        id: key.into(),
+        expected: Some(given),
+        actual: Some(3),
+    };
+    // The first holder of b cannot settle the live claim of its second holder in any way.
+    let before = state(&store, "b");
+    assert_eq!(
+        expect_code(store.complete_outbox("b", 1), "CONFLICT"),
+        stale("b", 1)
+    );
+    assert_eq!(
+        expect_code(store.retry_outbox("b", 1, 2, 0), "CONFLICT"),
+        stale("b", 1)
+    );
+    let error = expect_code(store.fail_outbox("b", 1, "late"), "CONFLICT");
+    assert_eq!(error, stale("b", 1));
+    assert!(
+        error.to_string().contains("expected revision 1, found 3"),
+        "{error}"
+    );
+    expect_code(store.complete_outbox("b", 4), "CONFLICT");
+    assert_eq!(state(&store, "b"), before);
+    assert_eq!(
+        expect_code(store.retry_outbox("c", 2, 2, 0), "CONFLICT"),
+        stale("c", 2)
+    );
+    // The current holders settle their rows.
+    store.complete_outbox("b", 3).unwrap();
+    assert_eq!(
+        store.retry_outbox("c", 3, 2, 0).unwrap(),
+        OutboxStatus::Pending
+    );
+    store.complete_outbox("a", 3).unwrap();
+    assert_eq!(status(&store, "a"), OutboxStatus::Done);
+    // The rows listed carry their tokens.
+    let listed = store
+        .list_outbox(None, &PageRequest::first(10))
+        .unwrap()
+        .items;
+    assert!(listed.iter().all(|r| r.claim_token == 3), "{listed:?}");
+}
+
+fn rearm_counts_attempts_and_dead_letters_at_the_maximum(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let poison = NewOutboxRow {
+        max_attempts: Some(2),
+        ..row("p", "wf", 0)
+    };
+    store.insert_outbox(&[poison, row("q", "wf", 0)]).unwrap();
+    assert_eq!(claim(&store, 10, 10), ["p", "q"]);
+    let rearmed = store.rearm_stale_claims(11, 20, 10).unwrap();
+    let attempts: Vec<_> = rearmed.iter().map(|r| (r.status, r.attempt)).collect();
+    assert_eq!(attempts, [(OutboxStatus::Pending, 1); 2]);
+    assert_eq!(claim(&store, 20, 10), ["p", "q"]);
+    // p's second stale claim reaches its maximum: a dead letter, not pending again.
+    let rearmed = store.rearm_stale_claims(21, 30, 10).unwrap();
+    assert_eq!(keys(&rearmed), ["p", "q"]);
+    let reason = "stale claim re-armed to attempt 2 reaches the maximum of 2";
+    assert_eq!(
+        (
+            rearmed[0].status,
+            rearmed[0].attempt,
+            rearmed[0].dead_reason.as_deref()
+        ),
+        (OutboxStatus::Failed, 2, Some(reason))
+    );
+    // A dead letter keeps its fence and the time and token of its last claim.
+    assert_eq!(
+        state(&store, "p"),
+        OutboxRowState {
+            status: OutboxStatus::Failed,
+            attempt: 2,
+            visible_after: 20,
+            claimed_at: Some(20),
+            claim_token: 2,
+            max_attempts: 2,
+            dead_reason: Some(reason.into()),
+        }
+    );
+    assert_eq!(
+        (rearmed[1].status, rearmed[1].attempt),
+        (OutboxStatus::Pending, 2)
+    );
+    // Never delivered again, not even by its last holder.
+    assert_eq!(claim(&store, 40, 10), ["q"]);
+    let error = expect_code(store.complete_outbox("p", 2), "CONFLICT");
+    assert!(
+        matches!(
+            error,
+            Error::Conflict {
+                expected: None,
+                actual: None,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        keys(
+            &store
+                .list_outbox(Some(OutboxStatus::Failed), &PageRequest::first(10))
+                .unwrap()
+                .items
+        ),
+        ["p"]
+    );
+    // q has the default maximum: it dies on the re-arm that brings it to attempt 10.
+    let mut now = 100;
+    for attempt in 3..DEFAULT_MAX_ATTEMPTS {
+        let rearmed = store.rearm_stale_claims(now, now, 10).unwrap();
+        assert_eq!(
+            (rearmed[0].status, rearmed[0].attempt),
+            (OutboxStatus::Pending, attempt)
+        );
+        assert_eq!(claim(&store, now + 1, 10), ["q"]);
+        now += 10;
+    }
+    let last = store.rearm_stale_claims(now, now, 10).unwrap();
+    assert_eq!(
+        (last[0].status, last[0].attempt),
+        (OutboxStatus::Failed, DEFAULT_MAX_ATTEMPTS)
+    );
+    assert!(store
+        .list_unsettled_workflows(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
+    assert!(claim(&store, Millis::MAX, 10).is_empty());
+}
+
+fn a_retry_to_the_maximum_dead_letters_the_row(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let row = NewOutboxRow {
+        max_attempts: Some(3),
+        ..row("r", "wf", 0)
+    };
+    store.insert_outbox(&[row]).unwrap();
+    assert_eq!(claim(&store, 10, 1), ["r"]);
+    assert_eq!(
+        store.retry_outbox("r", 1, 2, 50).unwrap(),
+        OutboxStatus::Pending
+    );
+    assert_eq!(claim(&store, 50, 1), ["r"]);
+    assert_eq!(
+        store.retry_outbox("r", 2, 3, 90).unwrap(),
+        OutboxStatus::Failed
+    );
+    assert_eq!(
+        state(&store, "r"),
+        OutboxRowState {
+            status: OutboxStatus::Failed,
+            attempt: 3,
+            visible_after: 50,
+            claimed_at: Some(50),
+            claim_token: 2,
+            max_attempts: 3,
+            dead_reason: Some("retry to attempt 3 reaches the maximum of 3".into()),
+        }
+    );
+    assert!(claim(&store, Millis::MAX, 10).is_empty());
+    expect_code(store.retry_outbox("r", 2, 1, 0), "CONFLICT");
 }

@@ -32,8 +32,9 @@ fn package(workflow_type: &str, hash: &str, deployed_at: Millis) -> PackageRecor
 
 fn routes(store: &SqliteStore) -> Vec<(String, String)> {
     store
-        .list_package_routes()
+        .list_package_routes(&PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|r| (r.workflow_type, r.content_hash))
         .collect()
@@ -58,7 +59,10 @@ fn put_stores_the_archive_and_routes_its_type(backend: &dyn Backend) {
         store.get_package_route("order").unwrap().as_deref(),
         Some(H1)
     );
-    assert_eq!(store.list_packages().unwrap(), [order]);
+    assert_eq!(
+        store.list_packages(&PageRequest::default()).unwrap().items,
+        [order.meta()]
+    );
     assert_eq!(routes(&store), [route("order", H1)]);
 }
 
@@ -70,7 +74,14 @@ fn redeploy_moves_the_route_and_keeps_older_packages(backend: &dyn Backend) {
         store.get_package_route("order").unwrap().as_deref(),
         Some(H2)
     );
-    assert_eq!(store.list_packages().unwrap().len(), 2);
+    assert_eq!(
+        store
+            .list_packages(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
     // Putting the first hash again rolls the route back and counts as a new deploy.
     let again = PackageRecord {
         archive: b"rebuilt".to_vec(),
@@ -83,8 +94,9 @@ fn redeploy_moves_the_route_and_keeps_older_packages(backend: &dyn Backend) {
     );
     assert_eq!(store.get_package("order", H1).unwrap(), Some(again));
     let order: Vec<_> = store
-        .list_packages()
+        .list_packages(&PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|p| (p.content_hash, p.deployed_at))
         .collect();
@@ -110,8 +122,9 @@ fn multi_type_put_stores_once_and_routes_every_member(backend: &dyn Backend) {
         ]
     );
     let stored: Vec<_> = store
-        .list_packages()
+        .list_packages(&PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|p| (p.workflow_type, p.content_hash))
         .collect();
@@ -150,7 +163,14 @@ fn multi_type_put_with_an_invalid_member_writes_nothing(backend: &dyn Backend) {
         store.put_package_for_types(&package("checkout", H1, 5), &long),
         "INVALID_INPUT",
     );
-    assert_eq!(store.list_packages().unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_packages(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert_eq!(routes(&store), [route("payment", H2)]);
 }
 
@@ -168,8 +188,9 @@ fn list_is_in_deploy_order(backend: &dyn Backend) {
             .unwrap();
     }
     let listed: Vec<_> = store
-        .list_packages()
+        .list_packages(&PageRequest::default())
         .unwrap()
+        .items
         .into_iter()
         .map(|p| (p.deployed_at, p.workflow_type, p.content_hash))
         .collect();
@@ -215,7 +236,14 @@ fn delete_removes_only_routes_left_without_an_archive(backend: &dyn Backend) {
         }
     );
     expect_code(store.delete_package("order", H3), "NOT_FOUND");
-    assert_eq!(store.list_packages().unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_packages(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert_eq!(routes(&store), [route("order", H2)]);
 }
 
@@ -285,12 +313,23 @@ fn invalid_packages_are_refused_and_write_nothing(backend: &dyn Backend) {
     };
     let error = expect_code(store.put_package(&huge), "INVALID_INPUT");
     assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "archive"));
-    assert!(store.list_packages().unwrap().is_empty());
+    assert!(store
+        .list_packages(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     assert!(routes(&store).is_empty());
 
     store.put_package(&package("short", &shortest, 1)).unwrap();
     store.put_package(&package("long", &longest, 1)).unwrap();
-    assert_eq!(store.list_packages().unwrap().len(), 2);
+    assert_eq!(
+        store
+            .list_packages(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
     // Records from JSON refuse unknown fields.
     assert!(serde_json::from_value::<PackageRecord>(serde_json::json!({
         "workflowType": "t", "contentHash": H1, "archive": [1], "deployedAt": 1, "x": 0
@@ -305,10 +344,13 @@ fn packages_survive_reopen(backend: &dyn Backend) {
         .put_package_for_types(&package("checkout", H1, 1), &["payment".to_owned()])
         .unwrap();
     store.put_package(&package("order", H2, 2)).unwrap();
-    let packages = store.list_packages().unwrap();
+    let packages = store.list_packages(&PageRequest::default()).unwrap().items;
     let before = routes(&store);
     after_reopen(location.as_ref(), store, |store| {
-        assert_eq!(store.list_packages().unwrap(), packages);
+        assert_eq!(
+            store.list_packages(&PageRequest::default()).unwrap().items,
+            packages
+        );
         assert_eq!(routes(store), before);
         assert_eq!(
             store.delete_package("checkout", H1).unwrap(),

@@ -26,8 +26,16 @@ fn event(event_id: &str, run_id: &str, sequence: u64) -> RunEvent {
 
 fn events_are_read_in_sequence_order_whatever_the_recording_order(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    assert!(store.read_run_events("r1").unwrap().is_empty());
-    assert!(store.list_run_ids().unwrap().is_empty());
+    assert!(store
+        .read_run_events("r1", &PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
+    assert!(store
+        .list_run_ids(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     let recorded = [
         event("e5", "r1", 5),
         event("e0", "r1", 0),
@@ -37,7 +45,10 @@ fn events_are_read_in_sequence_order_whatever_the_recording_order(backend: &dyn 
     for e in &recorded {
         store.record_run_event(e).unwrap();
     }
-    let r1 = store.read_run_events("r1").unwrap();
+    let r1 = store
+        .read_run_events("r1", &PageRequest::default())
+        .unwrap()
+        .items;
     assert_eq!(
         r1,
         [
@@ -46,15 +57,31 @@ fn events_are_read_in_sequence_order_whatever_the_recording_order(backend: &dyn 
             recorded[0].clone()
         ]
     );
-    assert_eq!(store.read_run_events("r2").unwrap(), [recorded[2].clone()]);
-    assert_eq!(store.list_run_ids().unwrap(), ["r1", "r2"]);
+    assert_eq!(
+        store
+            .read_run_events("r2", &PageRequest::default())
+            .unwrap()
+            .items,
+        [recorded[2].clone()]
+    );
+    assert_eq!(
+        store.list_run_ids(&PageRequest::default()).unwrap().items,
+        ["r1", "r2"]
+    );
     // Data defaults to null and comes back as null.
     let bare: RunEvent = serde_json::from_value(
         json!({"eventId": "n", "runId": "r3", "sequence": 0, "recordedAt": 1}),
     )
     .unwrap();
     store.record_run_event(&bare).unwrap();
-    assert_eq!(store.read_run_events("r3").unwrap()[0].data, json!(null));
+    assert_eq!(
+        store
+            .read_run_events("r3", &PageRequest::default())
+            .unwrap()
+            .items[0]
+            .data,
+        json!(null)
+    );
 }
 
 fn duplicate_sequence_in_a_run_is_a_conflict_naming_run_and_sequence(backend: &dyn Backend) {
@@ -71,7 +98,13 @@ fn duplicate_sequence_in_a_run_is_a_conflict_naming_run_and_sequence(backend: &d
             actual: Some(0),
         }
     );
-    assert_eq!(store.read_run_events("r1").unwrap(), [original]);
+    assert_eq!(
+        store
+            .read_run_events("r1", &PageRequest::default())
+            .unwrap()
+            .items,
+        [original]
+    );
     // The same sequence in another run is fine.
     store.record_run_event(&event("e2", "r2", 1)).unwrap();
 }
@@ -90,8 +123,15 @@ fn duplicate_event_id_is_a_conflict_naming_the_event(backend: &dyn Backend) {
     assert_eq!(error, expected);
     let error = expect_code(store.record_run_event(&event("e1", "r1", 1)), "CONFLICT");
     assert_eq!(error, expected);
-    assert!(store.read_run_events("r2").unwrap().is_empty());
-    assert_eq!(store.list_run_ids().unwrap(), ["r1"]);
+    assert!(store
+        .read_run_events("r2", &PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
+    assert_eq!(
+        store.list_run_ids(&PageRequest::default()).unwrap().items,
+        ["r1"]
+    );
 }
 
 fn invalid_events_are_refused_and_write_nothing(backend: &dyn Backend) {
@@ -108,13 +148,21 @@ fn invalid_events_are_refused_and_write_nothing(backend: &dyn Backend) {
         ..event("e", "r", 0)
     };
     assert_eq!(field_of(huge), "data");
-    assert!(store.list_run_ids().unwrap().is_empty());
+    assert!(store
+        .list_run_ids(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     // The largest storable sequence is accepted.
     store
         .record_run_event(&event("e", "r", i64::MAX as u64))
         .unwrap();
     assert_eq!(
-        store.read_run_events("r").unwrap()[0].sequence,
+        store
+            .read_run_events("r", &PageRequest::default())
+            .unwrap()
+            .items[0]
+            .sequence,
         i64::MAX as u64
     );
 }
@@ -124,11 +172,27 @@ fn run_events_survive_reopen(backend: &dyn Backend) {
     let store = location.open();
     store.record_run_event(&event("a", "r", 0)).unwrap();
     store.record_run_event(&event("b", "r", 1)).unwrap();
-    let before = store.read_run_events("r").unwrap();
+    let before = store
+        .read_run_events("r", &PageRequest::default())
+        .unwrap()
+        .items;
     after_reopen(location.as_ref(), store, |store| {
-        assert_eq!(store.read_run_events("r").unwrap(), before);
+        assert_eq!(
+            store
+                .read_run_events("r", &PageRequest::default())
+                .unwrap()
+                .items,
+            before
+        );
         expect_code(store.record_run_event(&event("c", "r", 1)), "CONFLICT");
         store.record_run_event(&event("c", "r", 2)).unwrap();
-        assert_eq!(store.read_run_events("r").unwrap().len(), 3);
+        assert_eq!(
+            store
+                .read_run_events("r", &PageRequest::default())
+                .unwrap()
+                .items
+                .len(),
+            3
+        );
     });
 }

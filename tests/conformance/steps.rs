@@ -4,7 +4,7 @@
 use runstore::*;
 use serde_json::json;
 
-use super::journal::{custom, started};
+use super::journal::{custom, event, started};
 use super::{after_reopen, expect_code, Backend, Case};
 
 pub const CASES: &[Case] = cases![
@@ -18,6 +18,8 @@ pub const CASES: &[Case] = cases![
     old_request_ids_expire,
     steps_and_their_request_ids_survive_reopen,
     a_step_crosses_as_tagged_operations,
+    claims_namespaces_packages_and_purges_are_operations_too,
+    a_purge_in_a_step_is_undone_with_the_step,
 ];
 
 fn row(key: &str, workflow_id: &str) -> NewOutboxRow {
@@ -33,6 +35,7 @@ fn row(key: &str, workflow_id: &str) -> NewOutboxRow {
         namespace: None,
         task_queue: None,
         node: None,
+        max_attempts: None,
     }
 }
 
@@ -69,7 +72,15 @@ fn visibility() -> VisibilityRecord {
         failed_step: None,
         failure_reason: None,
         search_attributes: json!({"customer": "c1"}),
+        head: Some(2),
     }
+}
+
+/// Claims the due rows and returns the claim token of `dispatch_key`.
+fn claim(store: &SqliteStore, dispatch_key: &str) -> u64 {
+    let rows = store.claim_outbox(10, 10, &ClaimFilter::default()).unwrap();
+    let row = rows.iter().find(|row| row.dispatch_key == dispatch_key);
+    row.expect("the row was claimed").claim_token
 }
 
 fn append(workflow_id: &str, events: Vec<Event>, expected_seq: u64) -> Operation {
@@ -117,7 +128,11 @@ fn assert_nothing_of_first_step(store: &SqliteStore) {
     assert_eq!(store.head("wf").unwrap(), 0);
     assert_eq!(store.outbox_row_state("wf/charge").unwrap(), None);
     assert_eq!(store.outbox_row_state("wf/email").unwrap(), None);
-    assert!(store.list_timers().unwrap().is_empty());
+    assert!(store
+        .list_timers(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     expect_code(store.load_checkpoint("wf-cp"), "NOT_FOUND");
     assert_eq!(store.load_effect("charge-1").unwrap(), None);
     assert_eq!(store.get_visibility("wf").unwrap(), None);
@@ -141,16 +156,25 @@ fn a_step_across_areas_commits_every_operation_and_reports_each_outcome(backend:
     );
     assert_eq!(store.head("wf").unwrap(), 2);
     assert!(store.outbox_row_state("wf/email").unwrap().is_some());
-    assert_eq!(store.list_timers().unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_timers(&PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert_eq!(store.load_checkpoint("wf-cp").unwrap(), checkpoint(0));
     assert_eq!(store.load_effect("charge-1").unwrap(), Some(effect()));
     assert_eq!(store.get_visibility("wf").unwrap(), Some(visibility()));
 
     // The next step settles the activity, swaps the checkpoint and stores the agent's side.
+    let claim_token = claim(&store, "wf/charge");
     let next = Step::new()
         .with(append("wf", vec![custom("charged", 3)], 2))
         .with(Operation::CompleteOutbox {
             dispatch_key: "wf/charge".into(),
+            claim_token,
         })
         .with(Operation::CancelTimer {
             workflow_id: "wf".into(),
@@ -208,7 +232,14 @@ fn a_step_across_areas_commits_every_operation_and_reports_each_outcome(backend:
         store.outbox_row_state("wf/charge").unwrap().unwrap().status,
         OutboxStatus::Done
     );
-    assert_eq!(store.read_run_events("r1").unwrap().len(), 1);
+    assert_eq!(
+        store
+            .read_run_events("r1", &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert_eq!(store.load_conversation("c1").unwrap().unwrap().revision, 0);
     assert_eq!(
         store
@@ -255,11 +286,13 @@ fn a_failure_in_the_last_operation_undoes_the_earlier_ones(backend: &dyn Backend
     let location = backend.fresh();
     let store = location.open();
     store.commit(&first_step()).unwrap();
+    let claim_token = claim(&store, "wf/charge");
     // The checkpoint swap at the end expects a stale revision.
     let step = Step::new()
         .with(append("wf", vec![custom("charged", 3)], 2))
         .with(Operation::CompleteOutbox {
             dispatch_key: "wf/charge".into(),
+            claim_token,
         })
         .with(Operation::CompareAndSwapCheckpoint {
             checkpoint: checkpoint(5),
@@ -274,7 +307,7 @@ fn a_failure_in_the_last_operation_undoes_the_earlier_ones(backend: &dyn Backend
         assert_eq!(store.head("wf").unwrap(), 2);
         assert_eq!(
             store.outbox_row_state("wf/charge").unwrap().unwrap().status,
-            OutboxStatus::Pending
+            OutboxStatus::Claimed
         );
         assert_eq!(store.load_checkpoint("wf-cp").unwrap().revision, 0);
     });
@@ -352,7 +385,11 @@ fn empty_oversized_and_badly_named_steps_are_refused(backend: &dyn Backend) {
         })
     });
     expect_code(store.commit(&many), "INVALID_INPUT");
-    assert!(store.list_timers().unwrap().is_empty());
+    assert!(store
+        .list_timers(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     for bad in [String::new(), "r".repeat(MAX_ID_BYTES + 1)] {
         let step = Step::new()
             .request_id(bad.clone())
@@ -417,4 +454,126 @@ fn a_step_crosses_as_tagged_operations(_backend: &dyn Backend) {
         serde_json::to_value(outcome).unwrap(),
         json!({"op": "append", "head": 3})
     );
+}
+
+fn claims_namespaces_packages_and_purges_are_operations_too(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let package = PackageRecord {
+        workflow_type: "order".into(),
+        content_hash: "ab".repeat(32),
+        archive: vec![1, 2, 3],
+        deployed_at: 5,
+    };
+    let first = Step::new()
+        .with(Operation::InsertOutbox {
+            rows: vec![row("a", "wf"), row("b", "wf")],
+        })
+        .with(Operation::ClaimOutbox {
+            now: 10,
+            limit: 10,
+            filter: ClaimFilter::default(),
+        })
+        .with(Operation::RegisterNamespace {
+            name: "shop".into(),
+            origin: NamespaceOrigin::Explicit,
+            now: 5,
+        })
+        .with(Operation::PutPackage {
+            record: package.clone(),
+            member_types: Some(vec!["order".into(), "refund".into()]),
+        });
+    let outcome = store.commit(&first).unwrap();
+    let OperationOutcome::ClaimOutbox { rows } = &outcome.outcomes[1] else {
+        panic!("unexpected outcome {:?}", outcome.outcomes[1]);
+    };
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        outcome.outcomes[2],
+        OperationOutcome::RegisterNamespace {
+            outcome: RegisterOutcome::Created
+        }
+    );
+    assert_eq!(
+        store.get_package_route("refund").unwrap(),
+        Some(package.content_hash.clone())
+    );
+
+    let claims: Vec<OutboxClaim> = rows
+        .iter()
+        .filter(|row| row.dispatch_key == "a")
+        .map(|row| OutboxClaim {
+            dispatch_key: row.dispatch_key.clone(),
+            claim_token: row.claim_token,
+        })
+        .collect();
+    let second = Step::new()
+        .with(Operation::CompleteOutboxBatch { claims })
+        .with(Operation::RearmStaleClaims {
+            older_than: 11,
+            visible_after: 20,
+            limit: 10,
+        })
+        .with(Operation::SetNamespacePlacement {
+            name: "shop".into(),
+            placement: json!({"node": "n1"}),
+        })
+        .with(Operation::DeprecateNamespace {
+            name: "shop".into(),
+        })
+        .with(Operation::PurgeExpiredArtifacts { now: 100 })
+        .with(Operation::DeletePackage {
+            workflow_type: "order".into(),
+            content_hash: package.content_hash.clone(),
+        });
+    let outcome = store.commit(&second).unwrap();
+    let OperationOutcome::RearmStaleClaims { rows } = &outcome.outcomes[1] else {
+        panic!("unexpected outcome {:?}", outcome.outcomes[1]);
+    };
+    let rearmed: Vec<&str> = rows.iter().map(|row| row.dispatch_key.as_str()).collect();
+    assert_eq!(rearmed, ["b"]);
+    assert_eq!(
+        outcome.outcomes[3],
+        OperationOutcome::DeprecateNamespace { deprecated: true }
+    );
+    assert_eq!(
+        outcome.outcomes[4],
+        OperationOutcome::PurgeExpiredArtifacts { purged: 0 }
+    );
+    let done = store.outbox_row_state("a").unwrap().unwrap();
+    assert_eq!(done.status, OutboxStatus::Done);
+    let namespace = store.get_namespace("shop").unwrap().unwrap();
+    assert_eq!(namespace.placement, Some(json!({"node": "n1"})));
+    assert_eq!(
+        store.get_package("order", &package.content_hash).unwrap(),
+        None
+    );
+}
+
+fn a_purge_in_a_step_is_undone_with_the_step(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let done = event(EventKind::Completed, 2);
+    store
+        .append("old", &[started("order", "r1", 1), done], 0)
+        .unwrap();
+    let purge = Operation::PurgeWorkflows {
+        closed_before: 100,
+        limit: 10,
+    };
+    // The append after the purge conflicts: the purge is rolled back with it.
+    let failing = Step::new()
+        .with(purge.clone())
+        .with(append("new", vec![custom("x", 3)], 5));
+    expect_code(store.commit(&failing), "SEQUENCE_CONFLICT");
+    assert_eq!(store.head("old").unwrap(), 2);
+
+    let step = Step::new()
+        .with(purge)
+        .with(append("new", vec![custom("x", 3)], 0));
+    let outcome = store.commit(&step).unwrap();
+    let OperationOutcome::PurgeWorkflows { counts } = &outcome.outcomes[0] else {
+        panic!("unexpected outcome {:?}", outcome.outcomes[0]);
+    };
+    assert_eq!((counts.workflows, counts.events), (1, 2));
+    assert_eq!(store.head("old").unwrap(), 0);
+    assert_eq!(store.head("new").unwrap(), 1);
 }

@@ -23,7 +23,11 @@ fn timer(workflow_id: &str, timer_id: &str, fire_at: Millis) -> Timer {
 
 fn scheduled_timers_list_by_fire_time_then_ids(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    assert!(store.list_timers().unwrap().is_empty());
+    assert!(store
+        .list_timers(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     store.schedule_timer("b", "t1", 30).unwrap();
     store.schedule_timer("b", "t2", 10).unwrap();
     store.schedule_timer("a", "t9", 30).unwrap();
@@ -31,7 +35,7 @@ fn scheduled_timers_list_by_fire_time_then_ids(backend: &dyn Backend) {
     // The same timer id in another workflow is another timer.
     store.schedule_timer("c", "t2", 20).unwrap();
     assert_eq!(
-        store.list_timers().unwrap(),
+        store.list_timers(&PageRequest::default()).unwrap().items,
         [
             timer("b", "t2", 10),
             timer("c", "t2", 20),
@@ -48,12 +52,15 @@ fn scheduling_again_replaces_the_fire_time(backend: &dyn Backend) {
     store.schedule_timer("wf", "other", 150).unwrap();
     store.schedule_timer("wf", "sleep", 200).unwrap();
     assert_eq!(
-        store.list_timers().unwrap(),
+        store.list_timers(&PageRequest::default()).unwrap().items,
         [timer("wf", "other", 150), timer("wf", "sleep", 200)]
     );
     // Moving it earlier works too: the upsert replaces, it does not keep the minimum.
     store.schedule_timer("wf", "sleep", 50).unwrap();
-    assert_eq!(store.due_timers(60).unwrap(), [timer("wf", "sleep", 50)]);
+    assert_eq!(
+        store.due_timers(60, &PageRequest::default()).unwrap().items,
+        [timer("wf", "sleep", 50)]
+    );
 }
 
 fn due_timers_include_the_as_of_time_and_exclude_later_ones(backend: &dyn Backend) {
@@ -64,10 +71,23 @@ fn due_timers_include_the_as_of_time_and_exclude_later_ones(backend: &dyn Backen
     store.schedule_timer("c", "early", 40).unwrap();
     store.schedule_timer("d", "late", 101).unwrap();
     store.schedule_timer("e", "past", -5).unwrap();
-    assert_eq!(store.due_timers(-6).unwrap(), []);
-    assert_eq!(store.due_timers(99).unwrap().len(), 2);
     assert_eq!(
-        store.due_timers(100).unwrap(),
+        store.due_timers(-6, &PageRequest::default()).unwrap().items,
+        []
+    );
+    assert_eq!(
+        store
+            .due_timers(99, &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .due_timers(100, &PageRequest::default())
+            .unwrap()
+            .items,
         [
             timer("e", "past", -5),
             timer("c", "early", 40),
@@ -77,8 +97,22 @@ fn due_timers_include_the_as_of_time_and_exclude_later_ones(backend: &dyn Backen
         ]
     );
     // Reading due timers does not consume them.
-    assert_eq!(store.due_timers(100).unwrap().len(), 5);
-    assert_eq!(store.due_timers(Millis::MAX).unwrap().len(), 6);
+    assert_eq!(
+        store
+            .due_timers(100, &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        5
+    );
+    assert_eq!(
+        store
+            .due_timers(Millis::MAX, &PageRequest::default())
+            .unwrap()
+            .items
+            .len(),
+        6
+    );
 }
 
 fn cancel_removes_one_timer_and_says_whether_it_existed(backend: &dyn Backend) {
@@ -90,13 +124,19 @@ fn cancel_removes_one_timer_and_says_whether_it_existed(backend: &dyn Backend) {
     assert!(!store.cancel_timer("wf", "a").unwrap());
     assert!(!store.cancel_timer("nobody", "a").unwrap());
     assert_eq!(
-        store.list_timers().unwrap(),
+        store.list_timers(&PageRequest::default()).unwrap().items,
         [timer("wf", "b", 20), timer("other", "a", 30)]
     );
-    assert_eq!(store.due_timers(10).unwrap(), []);
+    assert_eq!(
+        store.due_timers(10, &PageRequest::default()).unwrap().items,
+        []
+    );
     // A cancelled timer can be scheduled again.
     store.schedule_timer("wf", "a", 5).unwrap();
-    assert_eq!(store.due_timers(10).unwrap(), [timer("wf", "a", 5)]);
+    assert_eq!(
+        store.due_timers(10, &PageRequest::default()).unwrap().items,
+        [timer("wf", "a", 5)]
+    );
 }
 
 fn invalid_ids_are_refused_and_nothing_is_written(backend: &dyn Backend) {
@@ -114,14 +154,21 @@ fn invalid_ids_are_refused_and_nothing_is_written(backend: &dyn Backend) {
     );
     expect_code(store.schedule_timer(&long, "t", 1), "INVALID_INPUT");
     expect_code(store.schedule_timer("wf", &long, 1), "INVALID_INPUT");
-    assert!(store.list_timers().unwrap().is_empty());
+    assert!(store
+        .list_timers(&PageRequest::default())
+        .unwrap()
+        .items
+        .is_empty());
     // An id at the limit is fine.
     let at_limit = "y".repeat(MAX_ID_BYTES);
     store.schedule_timer(&at_limit, "t", 1).unwrap();
     expect_code(store.cancel_timer("", "t"), "INVALID_INPUT");
     expect_code(store.cancel_timer(&at_limit, ""), "INVALID_INPUT");
     expect_code(store.cancel_timer(&long, "t"), "INVALID_INPUT");
-    assert_eq!(store.list_timers().unwrap(), [timer(&at_limit, "t", 1)]);
+    assert_eq!(
+        store.list_timers(&PageRequest::default()).unwrap().items,
+        [timer(&at_limit, "t", 1)]
+    );
 }
 
 fn timers_survive_reopen(backend: &dyn Backend) {
@@ -132,12 +179,18 @@ fn timers_survive_reopen(backend: &dyn Backend) {
     store.schedule_timer("wf", "a", 30).unwrap();
     after_reopen(location.as_ref(), store, |store| {
         assert_eq!(
-            store.list_timers().unwrap(),
+            store.list_timers(&PageRequest::default()).unwrap().items,
             [timer("wf", "b", 20), timer("wf", "a", 30)]
         );
-        assert_eq!(store.due_timers(25).unwrap(), [timer("wf", "b", 20)]);
+        assert_eq!(
+            store.due_timers(25, &PageRequest::default()).unwrap().items,
+            [timer("wf", "b", 20)]
+        );
         assert!(store.cancel_timer("wf", "b").unwrap());
         store.schedule_timer("wf", "c", 5).unwrap();
-        assert_eq!(store.due_timers(25).unwrap(), [timer("wf", "c", 5)]);
+        assert_eq!(
+            store.due_timers(25, &PageRequest::default()).unwrap().items,
+            [timer("wf", "c", 5)]
+        );
     });
 }

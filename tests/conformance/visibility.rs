@@ -18,6 +18,8 @@ pub const CASES: &[Case] = cases![
     unknown_filter_fields_and_operators_are_refused,
     malformed_cursors_and_page_sizes_are_refused,
     invalid_records_are_refused_and_write_nothing,
+    a_lower_head_never_overwrites_a_newer_record,
+    without_heads_an_older_run_or_a_reopened_run_is_refused,
     visibility_survives_reopen,
 ];
 
@@ -32,6 +34,7 @@ fn record(id: &str, workflow_type: &str, status: &str, start: Millis) -> Visibil
         failed_step: None,
         failure_reason: None,
         search_attributes: json!({}),
+        head: None,
     }
 }
 
@@ -653,6 +656,13 @@ fn invalid_records_are_refused_and_write_nothing(backend: &dyn Backend) {
             },
             "failureReason",
         ),
+        (
+            VisibilityRecord {
+                head: Some(u64::MAX),
+                ..good.clone()
+            },
+            "head",
+        ),
     ];
     for (bad, expected_field) in cases {
         let error = expect_code(store.upsert_visibility(&bad), "INVALID_INPUT");
@@ -709,4 +719,103 @@ fn visibility_survives_reopen(backend: &dyn Backend) {
         let rest = store.list_visibility(&filter, 10, Some(&cursor)).unwrap();
         assert_eq!(ids(&rest), ["wf2", "wf1"]);
     });
+}
+
+/// `record` at journal head `head`.
+fn at_head(record: VisibilityRecord, head: u64) -> VisibilityRecord {
+    VisibilityRecord {
+        head: Some(head),
+        ..record
+    }
+}
+
+/// `record` closed at `at` with `status`.
+fn closed(record: VisibilityRecord, status: &str, at: Millis) -> VisibilityRecord {
+    VisibilityRecord {
+        status: status.into(),
+        close_time: Some(at),
+        ..record
+    }
+}
+
+fn a_lower_head_never_overwrites_a_newer_record(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let running = at_head(record("wf", "t", "running", 100), 5);
+    store.upsert_visibility(&running).unwrap();
+    let done = closed(
+        at_head(record("wf", "t", "running", 100), 9),
+        "completed",
+        150,
+    );
+    store.upsert_visibility(&done).unwrap();
+    // A late writer of head 5 would reopen the finished record.
+    let error = expect_code(store.upsert_visibility(&running), "CONFLICT");
+    assert_eq!(
+        error,
+        Error::Conflict {
+            entity: "visibility",
+            id: "wf".into(),
+            expected: Some(5),
+            actual: Some(9)
+        }
+    );
+    assert_eq!(store.get_visibility("wf").unwrap(), Some(done.clone()));
+    // The same head again rewrites (a retried upsert succeeds); a higher one replaces, even
+    // a run of an earlier start time: the journal head decides.
+    let retried = with_attributes(done.clone(), json!({"retried": true}));
+    store.upsert_visibility(&retried).unwrap();
+    assert_eq!(store.get_visibility("wf").unwrap(), Some(retried));
+    let next = at_head(
+        VisibilityRecord {
+            run_id: "r2".into(),
+            ..record("wf", "t", "running", 90)
+        },
+        10,
+    );
+    store.upsert_visibility(&next).unwrap();
+    assert_eq!(store.get_visibility("wf").unwrap(), Some(next));
+    // The head reads back in listings too.
+    let page = store
+        .list_visibility(&VisibilityFilter::default(), 10, None)
+        .unwrap();
+    assert_eq!(page.records[0].head, Some(10));
+}
+
+fn without_heads_an_older_run_or_a_reopened_run_is_refused(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let run = |run_id: &str, start: Millis| VisibilityRecord {
+        run_id: run_id.into(),
+        ..record("wf", "t", "running", start)
+    };
+    let no_revisions = Error::Conflict {
+        entity: "visibility",
+        id: "wf".into(),
+        expected: None,
+        actual: None,
+    };
+    store.upsert_visibility(&run("r2", 200)).unwrap();
+    // Another run that started earlier is older: refused. One starting at the same time or
+    // later replaces.
+    let error = expect_code(store.upsert_visibility(&run("r1", 199)), "CONFLICT");
+    assert_eq!(error, no_revisions);
+    assert_eq!(store.get_visibility("wf").unwrap(), Some(run("r2", 200)));
+    store.upsert_visibility(&run("r3", 200)).unwrap();
+    let done = closed(run("r3", 200), "completed", 250);
+    store.upsert_visibility(&done).unwrap();
+    // The same run, open again, would reopen the closed record: refused.
+    let error = expect_code(store.upsert_visibility(&run("r3", 200)), "CONFLICT");
+    assert_eq!(error, no_revisions);
+    assert_eq!(store.get_visibility("wf").unwrap(), Some(done.clone()));
+    // A closed record of the same run may still be rewritten (a corrected status, say).
+    let failed = closed(run("r3", 200), "failed", 260);
+    store.upsert_visibility(&failed).unwrap();
+    // A head on one side only: these rules still apply, and the record is replaced whole.
+    let headed = at_head(closed(run("r4", 300), "completed", 310), 40);
+    store.upsert_visibility(&headed).unwrap();
+    expect_code(store.upsert_visibility(&run("r4", 300)), "CONFLICT");
+    expect_code(store.upsert_visibility(&run("r0", 1)), "CONFLICT");
+    assert_eq!(store.get_visibility("wf").unwrap(), Some(headed));
+    let newer = run("r5", 400);
+    store.upsert_visibility(&newer).unwrap();
+    assert_eq!(store.get_visibility("wf").unwrap().unwrap().head, None);
 }

@@ -60,13 +60,13 @@ async function interruptWhen(selector, what, { close = false } = {}) {
 function readState() {
   return page.evaluate(async () => {
     const { store, worldLedger } = window.demo;
-    const ids = await store.listWorkflowIds();
+    const ids = (await store.listWorkflowIds()).items;
     const workflows = {};
     for (const id of ids) {
-      const artifacts = await store.listArtifacts(id);
+      const artifacts = (await store.listArtifacts(id)).items;
       workflows[id] = {
         summary: await store.workflowSummary(id),
-        history: await store.readHistory(id),
+        history: (await store.readHistory(id)).items,
         checkpoint: await store.loadCheckpoint(`${id}/state`),
         visibility: await store.getVisibility(id),
         artifacts,
@@ -75,10 +75,10 @@ function readState() {
     }
     return {
       workflows,
-      active: await store.listActive(),
-      effects: await store.listEffects(null, 1000),
-      outbox: await store.listOutbox(null, null, 1000),
-      timers: await store.listTimers(),
+      active: (await store.listActive()).items,
+      effects: (await store.listEffects(null, { limit: 1000 })).items,
+      outbox: (await store.listOutbox(null, { limit: 1000 })).items,
+      timers: (await store.listTimers()).items,
       world: worldLedger(),
     };
   });

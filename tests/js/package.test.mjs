@@ -65,7 +65,7 @@ test('every area works on OPFS and reads back after a reload', async () => {
     }));
     await store.insertOutbox(rows);
     const claimed = await store.claimOutbox(now + 10, 2);
-    await store.completeOutboxBatch(claimed.map((r) => r.dispatchKey));
+    await store.completeOutboxBatch(claimed.map((r) => ({ dispatchKey: r.dispatchKey, claimToken: r.claimToken })));
     const bytes = new TextEncoder().encode('report body');
     const meta = await store.putArtifact(
       { scope: 'r1', mediaType: 'text/plain', name: 'report.txt', bytes, idempotencyKey: 'report' }, now);
@@ -84,14 +84,14 @@ test('every area works on OPFS and reads back after a reload', async () => {
     const { RunStore } = window.runstore;
     const store = await RunStore.open('reload-test', { persistence: 'opfs' });
     const result = {
-      history: await store.readHistory('wf-1'),
+      history: (await store.readHistory('wf-1')).items,
       summary: await store.workflowSummary('wf-1'),
       checkpoint: await store.loadCheckpoint('cp'),
       effect: await store.findEffect('email', 'welcome:1'),
-      done: (await store.listOutbox('done', null, 10)).map((r) => r.dispatchKey),
-      pending: (await store.listOutbox('pending', null, 10)).map((r) => [r.dispatchKey, [...r.input]]),
+      done: (await store.listOutbox('done', { limit: 10 })).items.map((r) => r.dispatchKey),
+      pending: (await store.listOutbox('pending', { limit: 10 })).items.map((r) => [r.dispatchKey, [...r.input]]),
       artifact: await store.getArtifact('r1', artifactId),
-      timers: await store.listTimers(),
+      timers: (await store.listTimers()).items,
     };
     result.artifactText = new TextDecoder().decode(result.artifact.bytes);
     await store.close();
@@ -159,6 +159,105 @@ test('a sequence conflict is a RunStoreError with its code and both heads', asyn
   await page.close();
 });
 
+test('a step commits across areas in one message, exactly once under its request id', async () => {
+  const page = await openApp();
+  const result = await page.evaluate(async () => {
+    const { RunStore, RunStoreError } = window.runstore;
+    const store = await RunStore.open('steps-test', { persistence: 'opfs' });
+    const now = 1_700_000_000_000;
+    const step = {
+      requestId: 'wf-s/1',
+      operations: [
+        { op: 'append', workflowId: 'wf-s', expectedSeq: 0,
+          events: [{ type: 'started', workflowType: 'order', runId: 'r1', recordedAt: now }],
+          outbox: [{ dispatchKey: 'wf-s/charge', workflowId: 'wf-s', ordinal: 1, activityType: 'charge',
+                     input: new Uint8Array([1]), visibleAfter: now }] },
+        { op: 'scheduleTimer', workflowId: 'wf-s', timerId: 'reminder', fireAt: now + 1000 },
+        { op: 'compareAndSwapCheckpoint', checkpoint: { checkpointId: 'wf-s', revision: 0, state: { at: 1 }, updatedAt: now } },
+      ],
+    };
+    const first = await store.commit(step);
+    const again = await store.commit(step);
+    const recorded = await store.requestOutcome('wf-s/1');
+    // The last operation conflicts: the first two must not be written.
+    let failure;
+    try {
+      await store.commit({ operations: [
+        { op: 'append', workflowId: 'wf-s', expectedSeq: 1, events: [{ type: 'custom', name: 'x', recordedAt: now }] },
+        { op: 'cancelTimer', workflowId: 'wf-s', timerId: 'reminder' },
+        { op: 'compareAndSwapCheckpoint', expectedRevision: 7,
+          checkpoint: { checkpointId: 'wf-s', revision: 8, state: {}, updatedAt: now } },
+      ] });
+    } catch (error) {
+      failure = { isError: error instanceof RunStoreError, code: error.code, operation: error.operation,
+                  expected: error.expected, actual: error.actual };
+    }
+    let unknown;
+    try { await store.commit({ operations: [{ op: 'dropTable' }] }); } catch (error) { unknown = error.code; }
+    const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).length };
+    await store.close();
+    return { first, again, recorded, failure, unknown, after };
+  });
+  assert.deepEqual(result.first, {
+    outcomes: [{ op: 'append', head: 1 }, { op: 'scheduleTimer' }, { op: 'compareAndSwapCheckpoint', revision: 0 }],
+    replayed: false,
+  });
+  assert.deepEqual(result.again, { ...result.first, replayed: true });
+  assert.equal(result.recorded.requestId, 'wf-s/1');
+  assert.deepEqual(result.recorded.outcomes, result.first.outcomes);
+  assert.deepEqual(result.failure, { isError: true, code: 'CONFLICT', operation: 2, expected: 7, actual: 0 });
+  assert.equal(result.unknown, 'INVALID_INPUT');
+  assert.deepEqual(result.after, { head: 1, timers: 1 });
+  await page.close();
+});
+
+test('a stale claim token and a misfit lifecycle event are CONFLICTs with their fields', async () => {
+  const page = await openApp();
+  const report = await page.evaluate(async () => {
+    const { RunStore } = window.runstore;
+    const store = await RunStore.open('fencing-test', { persistence: 'memory' });
+    const fields = (error) => ({ code: error.code, entity: error.entity, id: error.id, expected: error.expected, actual: error.actual, event: error.event, status: error.status, message: error.message });
+    const caught = async (call) => {
+      try {
+        await call();
+        return null;
+      } catch (error) {
+        return fields(error);
+      }
+    };
+    try {
+      await store.insertOutbox([{ dispatchKey: 'k', workflowId: 'wf', ordinal: 0, activityType: 'a', input: new Uint8Array(1), visibleAfter: 0, maxAttempts: 3 }]);
+      const [first] = await store.claimOutbox(10, 1);
+      await store.rearmStaleClaims(11, 0, 10);
+      const [second] = await store.claimOutbox(20, 1);
+      const stale = await caught(() => store.completeOutbox('k', first.claimToken));
+      const retried = await store.retryOutbox('k', second.claimToken, 3, 30);
+      const row = await store.outboxRowState('k');
+      await store.append('wf', [{ type: 'started', workflowType: 't', runId: 'r', recordedAt: 1 }, { type: 'completed', recordedAt: 2 }], 0);
+      const lifecycle = await caught(() => store.append('wf', [{ type: 'resumed', recordedAt: 3 }], 2));
+      return { tokens: [first.claimToken, second.claimToken], stale, retried, row, lifecycle, active: await store.listActive() };
+    } finally {
+      await store.close();
+    }
+  });
+  const [first, second] = report.tokens;
+  assert.ok(second > first, `a new claim hands out a new token: ${report.tokens}`);
+  assert.deepEqual(
+    [report.stale.code, report.stale.entity, report.stale.id, report.stale.expected, report.stale.actual],
+    ['CONFLICT', 'outbox row', 'k', first, second],
+  );
+  assert.equal(report.retried, 'failed');
+  assert.deepEqual([report.row.status, report.row.attempt, report.row.claimToken], ['failed', 3, second]);
+  assert.equal(report.row.deadReason, 'retry to attempt 3 reaches the maximum of 3');
+  assert.deepEqual(
+    [report.lifecycle.code, report.lifecycle.entity, report.lifecycle.id, report.lifecycle.event, report.lifecycle.status],
+    ['CONFLICT', 'workflow', 'wf', 'resumed', 'completed'],
+  );
+  assert.match(report.lifecycle.message, /resumed does not apply to a run that is completed/);
+  assert.deepEqual(report.active, []);
+  await page.close();
+});
+
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
   const page = await openApp();
   const results = await page.evaluate(async () => {
@@ -212,11 +311,11 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     out.after = {
       head: await store.head('wf'),
       absent: [await store.findEffect('email', 'nothing'), await store.outboxRowState('nope')],
-      history: (await store.readHistory('wf')).length,
-      outbox: (await store.listOutbox(null, null, 100)).map((r) => [r.dispatchKey, r.status]),
-      claimed: (await store.listOutbox('claimed', null, 100)).length,
+      history: (await store.readHistory('wf')).items.length,
+      outbox: (await store.listOutbox(null, { limit: 100 })).items.map((r) => [r.dispatchKey, r.status]),
+      claimed: (await store.listOutbox('claimed', { limit: 100 })).items.length,
       checkpoint: await store.loadCheckpoint('c').then(() => 'exists', (e) => e.code),
-      ids: await store.listWorkflowIds(),
+      ids: (await store.listWorkflowIds()).items,
     };
     await store.close();
     return out;
@@ -270,7 +369,7 @@ test('a second tab gets BUSY at once, and the store after the first closes', asy
     const store = await window.runstore.RunStore.open('busy-test', { persistence: 'opfs' });
     const history = await store.readHistory('wf');
     await store.close();
-    return history.map((e) => e.name);
+    return history.items.map((e) => e.name);
   });
   assert.deepEqual(seen, ['mine']);
   await first.close();
@@ -329,7 +428,7 @@ test('a tab closed mid-write keeps every acknowledged append, with no gap', asyn
   await openRetrying(next, 'crash-test');
   const { acked, seqs } = await next.evaluate(async () => {
     const acked = Number(localStorage.getItem('acked'));
-    const seqs = (await window.store.readHistory('wf')).map((e) => e.seq);
+    const seqs = (await window.store.readHistory('wf')).items.map((e) => e.seq);
     await window.store.close();
     return { acked, seqs };
   });

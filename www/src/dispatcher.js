@@ -1,7 +1,8 @@
 // Delivers the outbox's activities at least once: claims due rows, performs each activity
 // through the effect ledger under its dispatch key (so a delivery repeated after a reload
-// does not repeat the effect), then settles the row: done, retried later with the next attempt,
-// or failed for good (the dead letter) once its attempts are spent.
+// does not repeat the effect), then settles the row under its claim's token: done, retried
+// later with the next attempt, or failed for good (the dead letter) once its attempts are
+// spent. A claim that went stale and was taken again elsewhere settles nothing (CONFLICT).
 
 import { performOnce } from './effects.js';
 import { ACTIVITY_ATTEMPTS, callTool, retryDelayMs } from './workflows.js';
@@ -39,6 +40,7 @@ export class Dispatcher {
   async #deliver(row) {
     const store = this.#store;
     const key = row.dispatchKey;
+    const token = row.claimToken;
     try {
       const request = JSON.parse(decoder.decode(row.input));
       try {
@@ -48,11 +50,11 @@ export class Dispatcher {
       } catch (error) {
         if (error.code) throw error; // the store's, not the service's
         const attempt = row.attempt + 1;
-        if (attempt < ACTIVITY_ATTEMPTS) await store.retryOutbox(key, attempt, Date.now() + retryDelayMs(row.attempt));
-        else await store.failOutbox(key);
+        if (attempt < ACTIVITY_ATTEMPTS) await store.retryOutbox(key, token, attempt, Date.now() + retryDelayMs(row.attempt));
+        else await store.failOutbox(key, token, `${row.activityType}: ${error.message ?? error}`);
         return;
       }
-      await store.completeOutbox(key);
+      await store.completeOutbox(key, token);
     } catch (error) {
       // The row stays claimed; the next page load re-arms it.
       console.error(`delivery of ${key} failed:`, error);

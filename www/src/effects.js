@@ -10,11 +10,13 @@
 // replays its answer), so the runner re-issues it with the same key; a tool that is not would
 // have to stop there and ask a person.
 
+import { readAll } from './pages.js';
+
 const inFlight = new Map();
 
 /** On load, before anything runs: every effect left `started` by the previous page becomes `outcomeUnknown`. */
 export async function markInterruptedEffects(store) {
-  const unresolved = await store.listUnresolvedEffects();
+  const unresolved = await readAll((page) => store.listUnresolvedEffects(page));
   let marked = 0;
   for (const effect of unresolved) {
     if (effect.status.type !== 'started') continue;

@@ -2,6 +2,7 @@
 // the visibility index (with its typed filters), a workflow's timeline from its journal, and
 // the outbox, timers, checkpoints, effect ledger and artifacts from their own tables.
 
+import { readAll } from './pages.js';
 import { describeEvent, eventKind, eventLabel } from './describe.js';
 import { html } from './html.js';
 import { WORKFLOWS, stepOrder } from './workflows.js';
@@ -90,9 +91,9 @@ export class Inspector {
     const counts = {};
     for (const status of STATUSES) counts[status] = await store.countVisibility({ ...filter, statuses: [status] });
     const outbox = [];
-    for (const status of OUTBOX_STATUSES) outbox.push(...(await store.listOutbox(status, null, 100)));
-    const timers = await store.listTimers();
-    const effects = await store.listEffects(null, 500);
+    for (const status of OUTBOX_STATUSES) outbox.push(...(await store.listOutbox(status, { limit: 100 })).items);
+    const timers = (await store.listTimers({ limit: 100 })).items;
+    const effects = (await store.listEffects(null, { limit: 500 })).items;
     if (!this.#selected || !page.records.some((r) => r.workflowId === this.#selected)) {
       this.#selected = page.records[0]?.workflowId ?? null;
     }
@@ -100,14 +101,14 @@ export class Inspector {
     if (this.#selected) {
       const id = this.#selected;
       const record = await store.getVisibility(id);
-      const history = await store.readHistory(id);
+      const history = await readAll((page) => store.readHistory(id, page));
       let checkpoint = null;
       try {
         checkpoint = await store.loadCheckpoint(`${id}/state`);
       } catch (error) {
         if (error.code !== 'NOT_FOUND') throw error;
       }
-      const artifacts = await store.listArtifacts(id);
+      const artifacts = (await store.listArtifacts(id, { limit: 100 })).items;
       const previews = {};
       for (const a of artifacts) {
         const artifact = await store.getArtifact(id, a.artifactId); // verifies the digest

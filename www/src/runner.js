@@ -1,12 +1,15 @@
 // The workflow runner. Each workflow is driven by one loop that decides its next step from its
-// state (a fold of its journal) and records what it did by appending to the journal under the
-// expected head, so two runners can never both advance one workflow: the second gets
-// SEQUENCE_CONFLICT, re-reads the journal and decides again.
+// state (a fold of its journal) and records what it did as one step of the store
+// (`store.commit`): the journal events under the expected head, with the outbox rows, timer,
+// artifact, checkpoint and visibility record that go with them, all in one transaction. Two
+// runners can never both advance one workflow: the second gets SEQUENCE_CONFLICT, re-reads the
+// journal and decides again; and a reload can never find the journal ahead of the rest.
 //
 // Everything it needs to continue lives in the store: the journal, the outbox, the timers, the
 // effect ledger, checkpoints. On load, `start` recovers (interrupted effects, stale outbox
 // claims) and resumes every workflow that `listActive` reports.
 
+import { readAll } from './pages.js';
 import { Dispatcher } from './dispatcher.js';
 import { markInterruptedEffects, performOnce } from './effects.js';
 import { apply, currentStep, custom, emptyState, replay } from './journal.js';
@@ -40,7 +43,7 @@ export class Runner {
     // is gone: its activities go back to pending (their effects say what they had done).
     const now = Date.now();
     const rearmed = await store.rearmStaleClaims(now + 1, now, 1000);
-    const active = await store.listActive();
+    const active = await readAll((page) => store.listActive(page));
     this.recovery = { interrupted, rearmed: rearmed.length, resumed: active.length };
     this.dispatcher.start();
     this.#pollTimers();
@@ -64,7 +67,6 @@ export class Runner {
       let s = await this.#load(id);
       if (recovering && s.status === 'running') {
         s = await this.#append(s, [custom('recovered', { pageLoad: this.pageLoad, ...s.resumedFrom })]);
-        await this.#restoreTimers(s);
       }
       while (s.status === 'running') {
         try {
@@ -93,7 +95,7 @@ export class Runner {
       if (error.code !== 'NOT_FOUND') throw error;
     }
     const base = checkpoint ? structuredClone(checkpoint.state) : emptyState(id);
-    const tail = await store.readHistoryFrom(id, base.head + 1);
+    const tail = await readAll((page) => store.readHistoryFrom(id, base.head + 1, page));
     const s = replay(base, tail);
     s.checkpointRevision = checkpoint?.revision ?? null;
     s.resumedFrom = { checkpointRevision: s.checkpointRevision, checkpointSeq: checkpoint?.state.head ?? 0, replayed: tail.length };
@@ -155,7 +157,7 @@ export class Runner {
         taskQueue: 'activities',
       }));
       const activities = list.map(({ input, ...a }) => a);
-      return this.#append(s, [custom('activitiesScheduled', { step: step.id, activities })], rows);
+      return this.#append(s, [custom('activitiesScheduled', { step: step.id, activities })], { outbox: rows });
     }
     const events = [];
     for (const a of scheduled.filter((x) => !x.settled)) {
@@ -166,7 +168,7 @@ export class Runner {
       if (row.status === 'done') {
         events.push(custom('activityCompleted', { ...base, output: effect.status.output }));
       } else {
-        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? 'unknown', optional: a.optional }));
+        events.push(custom('activityDeadLettered', { ...base, error: effect?.status.error ?? row.deadReason ?? 'unknown', optional: a.optional }));
         if (!a.optional) {
           events.push({ type: 'failed', reason: `${a.type} dead-lettered`, data: { step: step.id } });
           break;
@@ -180,76 +182,68 @@ export class Runner {
 
   async #timer(s, step) {
     const timer = s.timers[step.id];
+    const target = { workflowId: s.id, timerId: step.id };
     if (!timer) {
       const fireAt = Date.now() + step.ms;
-      s = await this.#append(s, [custom('timerStarted', { step: step.id, timerId: step.id, fireAt, why: step.why })]);
-      await this.#store.scheduleTimer(s.id, step.id, fireAt);
-      return s;
+      return this.#append(s, [custom('timerStarted', { step: step.id, timerId: step.id, fireAt, why: step.why })], {
+        operations: [{ op: 'scheduleTimer', ...target, fireAt }],
+      });
     }
     if (!this.#dueTimers.has(`${s.id} ${step.id}`)) {
       await this.#wait(s.id, 1000);
       return s;
     }
-    s = await this.#append(s, [custom('timerFired', { step: step.id, timerId: step.id, lateMs: Date.now() - timer.fireAt })]);
-    await this.#store.cancelTimer(s.id, step.id);
-    return s;
+    return this.#append(s, [custom('timerFired', { step: step.id, timerId: step.id, lateMs: Date.now() - timer.fireAt })], {
+      operations: [{ op: 'cancelTimer', ...target }],
+    });
   }
 
+  /** The artifact and the event that records it commit together; the event names it by digest. */
   async #artifact(s, step) {
-    const meta = await this.#store.putArtifact(
-      {
-        scope: s.id,
-        mediaType: step.mediaType,
-        name: step.name,
-        bytes: encoder.encode(step.content(s)),
-        idempotencyKey: `${s.id}/${step.id}`,
-      },
-      Date.now(),
-    );
-    const output = { artifactId: meta.artifactId, name: meta.name, sizeBytes: meta.sizeBytes, sha256: meta.sha256 };
-    return this.#append(s, [custom('artifactStored', { step: step.id, output })]);
-  }
-
-  /** A timer recorded in the journal but not in the store (the page went between the two) is scheduled again. */
-  async #restoreTimers(s) {
-    for (const [timerId, timer] of Object.entries(s.timers)) {
-      if (timer.fired) await this.#store.cancelTimer(s.id, timerId);
-      else await this.#store.scheduleTimer(s.id, timerId, timer.fireAt);
-    }
+    const bytes = encoder.encode(step.content(s));
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    const sha256 = [...digest].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const output = { name: step.name, sizeBytes: bytes.length, sha256 };
+    const artifact = { scope: s.id, mediaType: step.mediaType, name: step.name, bytes, idempotencyKey: `${s.id}/${step.id}` };
+    return this.#append(s, [custom('artifactStored', { step: step.id, output })], {
+      operations: [{ op: 'putArtifact', artifact, now: Date.now() }],
+    });
   }
 
   /**
-   * Appends `events` under the state's head (with outbox rows in the same transaction), applies
-   * them to the state, then checkpoints the state and updates the visibility record.
+   * Records one step of the workflow in one commit: `events` appended under the state's head
+   * with their `outbox` rows, the step's own `operations` (timers, artifacts), then the checkpoint of the
+   * state those events lead to and its visibility record. Returns that state; on any error
+   * nothing was written and `s` is unchanged.
    */
-  async #append(s, events, outbox) {
-    const store = this.#store;
+  async #append(s, events, { outbox = [], operations = [] } = {}) {
     const stamped = events.map((e) => ({ ...e, recordedAt: Date.now() }));
-    if (outbox) await store.appendWithOutbox(s.id, stamped, s.head, outbox);
-    else await store.append(s.id, stamped, s.head);
-    const first = s.head + 1;
-    stamped.forEach((e, i) => apply(s, { ...e, seq: first + i }));
-    await this.#checkpoint(s);
-    await this.#publish(s);
+    const next = structuredClone(s);
+    stamped.forEach((e, i) => apply(next, { ...e, seq: s.head + 1 + i }));
+    const expected = s.checkpointRevision;
+    next.checkpointRevision = expected == null ? 0 : expected + 1;
+    await this.#store.commit({
+      operations: [
+        { op: 'append', workflowId: s.id, events: stamped, expectedSeq: s.head, outbox },
+        ...operations,
+        { op: 'compareAndSwapCheckpoint', checkpoint: this.#checkpoint(next), expectedRevision: expected },
+        { op: 'upsertVisibility', record: this.#visibility(next) },
+      ],
+    });
     this.#onChange();
-    return s;
+    return next;
   }
 
-  async #checkpoint(s) {
-    const { checkpointRevision: expected, resumedFrom, ...state } = s;
-    const revision = expected == null ? 0 : expected + 1;
-    await this.#store.compareAndSwapCheckpoint(
-      { checkpointId: `${s.id}/state`, runId: s.runId, revision, state, updatedAt: Date.now() },
-      expected,
-    );
-    s.checkpointRevision = revision;
+  #checkpoint(s) {
+    const { checkpointRevision: revision, resumedFrom, ...state } = s;
+    return { checkpointId: `${s.id}/state`, runId: s.runId, revision, state, updatedAt: Date.now() };
   }
 
-  async #publish(s) {
+  #visibility(s) {
     const def = WORKFLOWS[s.type];
     const step = currentStep(s);
     const waitingOn = s.status !== 'running' ? null : step?.kind === 'timer' && s.timers[step.id] ? 'timer' : step?.kind === 'activities' && s.activities[step.id] ? 'activities' : step?.kind ?? null;
-    await this.#store.upsertVisibility({
+    return {
       workflowId: s.id,
       runId: s.runId,
       workflowType: s.type,
@@ -258,6 +252,8 @@ export class Runner {
       closeTime: s.closedAt,
       failedStep: s.failedStep,
       failureReason: s.failureReason,
+      // The journal head this record reflects: a late upsert of an older state is refused.
+      head: s.head,
       searchAttributes: {
         subject: def.describe(s.input),
         step: step?.id ?? 'done',
@@ -267,13 +263,14 @@ export class Runner {
         deadLetters: s.deadLetters,
         recoveries: s.recoveries,
       },
-    });
+    };
   }
 
   #pollTimers() {
     const tick = async () => {
       try {
-        const due = await this.#store.dueTimers(Date.now());
+        const now = Date.now();
+        const due = await readAll((page) => this.#store.dueTimers(now, page));
         this.#dueTimers = new Set(due.map((t) => `${t.workflowId} ${t.timerId}`));
         for (const t of due) this.#wake(t.workflowId);
       } catch (error) {

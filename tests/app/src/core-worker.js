@@ -28,7 +28,7 @@ self.onmessage = async () => {
     } catch (error) {
       busy = describe(error);
     }
-    const names = store.readHistory('wf').map((event) => event.name);
+    const names = store.readHistory('wf').items.map((event) => event.name);
     await store.close();
     self.postMessage({ head, conflict, busy, names });
   } catch (error) {

@@ -4,11 +4,21 @@ import {
   RunStore,
   RunStoreError,
   type Event,
+  type OutboxClaim,
   type OutboxRow,
+  type OutboxRowState,
   type StoredEvent,
   type WorkflowSummary,
   type ArtifactMeta,
   type EffectRecord,
+  type StepOutcome,
+  type RequestRecord,
+  type Page,
+  type PackageMeta,
+  type PurgeCounts,
+  type StorageEstimate,
+  storageEstimate,
+  requestPersistence,
 } from 'runstore';
 
 export async function typedUsage(): Promise<number> {
@@ -21,7 +31,9 @@ export async function typedUsage(): Promise<number> {
     data: { order: 42, lines: [1, 2] },
   };
   const head: number = await store.append('order-42', [started], 0);
-  const history: StoredEvent[] = await store.readHistory('order-42');
+  const page: Page<StoredEvent> = await store.readHistory('order-42', { limit: 100 });
+  const next: Page<StoredEvent> = await store.readHistory('order-42', { cursor: page.nextCursor });
+  const history: StoredEvent[] = [...page.items, ...next.items];
   const first = history[0];
   if (first.type === 'started') {
     const type: string = first.workflowType;
@@ -31,6 +43,14 @@ export async function typedUsage(): Promise<number> {
   const rows: OutboxRow[] = await store.claimOutbox(Date.now(), 10);
   const input: Uint8Array | undefined = rows[0]?.input;
   void input;
+  const claims: OutboxClaim[] = rows.map((r) => ({ dispatchKey: r.dispatchKey, claimToken: r.claimToken }));
+  await store.completeOutboxBatch(claims);
+  const next: 'pending' | 'failed' = await store.retryOutbox('k', rows[0].claimToken, 1, Date.now());
+  void next;
+  await store.failOutbox('k', rows[0].claimToken, 'gave up');
+  const state: OutboxRowState | null = await store.outboxRowState('k');
+  const reason: string | null | undefined = state?.deadReason;
+  void reason;
   const effect: EffectRecord = {
     effectId: 'e1',
     capabilityId: 'email',
@@ -55,9 +75,38 @@ export async function typedUsage(): Promise<number> {
       void actual;
     }
   }
+  const step: StepOutcome = await store.commit({
+    requestId: 'order-42/step-2',
+    operations: [
+      { op: 'append', workflowId: 'order-42', events: [started], expectedSeq: head },
+      { op: 'scheduleTimer', workflowId: 'order-42', timerId: 'reminder', fireAt: Date.now() },
+    ],
+  });
+  const outcome = step.outcomes[0];
+  if (outcome.op === 'append') {
+    const newHead: number = outcome.head;
+    void newHead;
+  }
+  const recorded: RequestRecord | null = await store.requestOutcome('order-42/step-2');
+  void recorded;
+  const packages: PackageMeta[] = (await store.listPackages()).items;
+  const size: number | undefined = packages[0]?.sizeBytes;
+  void size;
+  const purged: PurgeCounts = await store.purgeWorkflows(Date.now() - 86_400_000, 100);
+  const more: boolean = purged.more;
+  void more;
+  const estimate: StorageEstimate = await storageEstimate();
+  const persisted: boolean = await requestPersistence();
+  void persisted;
   await store.close();
-  return head + summary.head;
+  return head + summary.head + estimate.usage;
 }
+
+// @ts-expect-error: a settlement names the claim's token.
+export const untokened = (store: RunStore) => store.completeOutbox('k');
 
 // @ts-expect-error: events must be an array of Event objects.
 export const wrong = (store: RunStore) => store.append('x', { type: 'completed' }, 0);
+
+// @ts-expect-error: an operation needs a known `op` tag.
+export const unknownOp = (store: RunStore) => store.commit({ operations: [{ op: 'dropTable' }] });

@@ -1,0 +1,30 @@
+//! Steps and the request log in `RunStoreCore`. Conversions only; see `facade.rs`.
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::input;
+use super::facade::RunStoreCore;
+use crate::*;
+
+#[wasm_bindgen]
+impl RunStoreCore {
+    /// Applies every operation of the step in one transaction: all commit or none. A failing operation rejects with its own code and `operation`, its index; nothing is written. Under a `requestId` that committed before, nothing is applied and the recorded outcomes come back with `replayed: true`.
+    #[wasm_bindgen(js_name = commit, unchecked_return_type = "StepOutcome")]
+    pub fn commit(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Step")] step: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let step: Step = input("step", step)?;
+        self.call(|s| s.commit(&step))
+    }
+
+    /// The recorded outcome of the step committed under `requestId`; null when none committed (or it expired).
+    #[wasm_bindgen(js_name = requestOutcome, unchecked_return_type = "RequestRecord | null")]
+    pub fn request_outcome(
+        &self,
+        #[wasm_bindgen(js_name = requestId, unchecked_param_type = "string")] request_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let request_id: String = input("requestId", request_id)?;
+        self.call(|s| s.request_outcome(&request_id))
+    }
+}

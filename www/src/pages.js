@@ -1,0 +1,14 @@
+// Every listing of the store is paged (at most 1000 items a call unless asked otherwise).
+// Recovery must see all of a listing, so it reads every page.
+
+/** Calls `read(page)` until the last page and returns every item in order. */
+export async function readAll(read) {
+  const items = [];
+  let cursor = null;
+  do {
+    const page = await read({ cursor });
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
