@@ -126,15 +126,15 @@ impl Action {
         !matches!(self, Action::WalCheckpoint(_) | Action::Reopen)
     }
 
-    /// Applies the action; returns the dispatch keys a claim took.
-    fn apply(&self, store: &SqliteStore) -> runstore::Result<Vec<String>> {
+    /// Applies the action; returns the claims (dispatch key, token) a claim took.
+    fn apply(&self, store: &SqliteStore) -> runstore::Result<Vec<(String, u64)>> {
         match self {
             Action::Call(operation) => call(store, operation).map(|()| Vec::new()),
             Action::Commit(step) => store.commit(step).map(|_| Vec::new()),
             Action::Claim { now, limit } => Ok(store
                 .claim_outbox(*now, *limit, &ClaimFilter::default())?
                 .into_iter()
-                .map(|row| row.dispatch_key)
+                .map(|row| (row.dispatch_key, row.claim_token))
                 .collect()),
             Action::Purge { now } => store.purge_expired_artifacts(*now).map(|_| Vec::new()),
             Action::WalCheckpoint(mode) => store
@@ -156,7 +156,10 @@ fn call(store: &SqliteStore, operation: &Operation) -> runstore::Result<()> {
         } => store
             .append_with_outbox(workflow_id, events, *expected_seq, outbox)
             .map(|_| ()),
-        Operation::CompleteOutbox { dispatch_key } => store.complete_outbox(dispatch_key),
+        Operation::CompleteOutbox {
+            dispatch_key,
+            claim_token,
+        } => store.complete_outbox(dispatch_key, *claim_token),
         Operation::ScheduleTimer {
             workflow_id,
             timer_id,
@@ -181,7 +184,7 @@ struct Model {
     heads: [u64; WORKFLOWS],
     checkpoints: [Option<u64>; CHECKPOINTS],
     effects: [Option<(u64, EffectStatusKind)>; EFFECTS],
-    claimed: Vec<String>,
+    claimed: Vec<(String, u64)>,
     next_key: u64,
     next_artifact: u64,
     next_request: u64,
@@ -232,7 +235,7 @@ impl Workload {
     }
 
     /// Takes in an action that returned, with the keys it claimed.
-    fn returned(&mut self, claimed: Vec<String>) {
+    fn returned(&mut self, claimed: Vec<(String, u64)>) {
         self.model = std::mem::take(&mut self.tentative);
         self.model.claimed.extend(claimed);
     }
@@ -255,9 +258,13 @@ impl Workload {
             0..35 => self.append(),
             35..55 => self.checkpoint(),
             55..70 => self.effect(),
-            70..80 if !self.tentative.claimed.is_empty() => Operation::CompleteOutbox {
-                dispatch_key: self.tentative.claimed.remove(0),
-            },
+            70..80 if !self.tentative.claimed.is_empty() => {
+                let (dispatch_key, claim_token) = self.tentative.claimed.remove(0);
+                Operation::CompleteOutbox {
+                    dispatch_key,
+                    claim_token,
+                }
+            }
             70..85 => Operation::ScheduleTimer {
                 workflow_id: format!("wf-{}", self.rng.random_range(0..WORKFLOWS)),
                 timer_id: format!("t-{}", self.rng.random_range(0..4)),
@@ -305,6 +312,7 @@ impl Workload {
                     input: self.padding(300).into_bytes(),
                     visible_after: self.now,
                     attempt: 0,
+                    max_attempts: None,
                     run_id: Some(format!("run-{w}")),
                     namespace: None,
                     task_queue: None,

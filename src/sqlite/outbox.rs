@@ -342,11 +342,7 @@ impl SqliteStore {
 
     /// Runs a transition inside a caller's transaction: the new status, `None` when the row
     /// was left alone (unknown, settled, or held under another token).
-    fn settle_in(
-        tx: &Connection,
-        update: &str,
-        params: impl Params,
-    ) -> Result<Option<String>> {
+    fn settle_in(tx: &Connection, update: &str, params: impl Params) -> Result<Option<String>> {
         let mut stmt = tx.prepare_cached(update)?;
         Ok(stmt.query_row(params, |row| row.get(0)).optional()?)
     }
