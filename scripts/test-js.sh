@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the npm package the way an app uses it: builds pkg/ if stale, packs the tarball,
 # installs it into tests/app, type-checks a typed usage against the shipped .d.ts, builds the
-# app with Vite, then drives it in headless Chromium (node --test tests/js/package.test.mjs).
+# app with Vite, then drives it in headless Chromium (node --test tests/js/package.test.mjs
+# tests/js/crash.test.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -15,4 +16,4 @@ echo "[test-js] packed target/npm/$tarball ($(du -k "target/npm/$tarball" | cut 
 node tests/js/readme-example.mjs README.md tests/app/src/readme-example.js
 tsc -p tests/app/tsconfig.json
 vite build tests/app --logLevel warn --emptyOutDir
-node --test tests/js/package.test.mjs tests/js/storage-full.test.mjs
+node --test tests/js/package.test.mjs tests/js/storage-full.test.mjs tests/js/crash.test.mjs

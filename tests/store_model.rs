@@ -1,7 +1,8 @@
 //! A model-based property test of the store: random sequences of journal appends (lifecycle
 //! events that fit the run or not), outbox inserts, claims, completions, retries, failures and
 //! re-arms under current or stale claim tokens, cancellations, checkpoint and effect
-//! compare-and-swaps, and reopenings of the database file run against the SQLite store and
+//! compare-and-swaps, steps of several of these in one commit (under request ids, and sent
+//! again), and reopenings of the database file run against the SQLite store and
 //! against a plain in-memory model of the documented contracts. Every answer (the value, or the
 //! error code with its structured fields) must agree, and after each reopening, and at the end
 //! of every case, the whole state must agree too.
@@ -26,6 +27,7 @@ use runstore::{
     SqliteStore, StoredEvent, WorkflowStatus, WorkflowSummary, DEFAULT_MAX_ATTEMPTS,
     MAX_PAGE_LIMIT,
 };
+use runstore::{Operation, OperationOutcome, StepOutcome, StepStore};
 use serde_json::json;
 
 const DEFAULT_CASES: u32 = 64;
@@ -39,6 +41,7 @@ const RUNS: usize = 2;
 const EFFECTS: usize = 4;
 const CAPABILITIES: usize = 2;
 const IDEMPOTENCY_KEYS: usize = 3;
+const REQUEST_IDS: usize = 3;
 
 /// The store's clock starts here; claims move it on.
 const START: Millis = 1_000;
@@ -63,6 +66,9 @@ fn capability_id(i: usize) -> String {
 }
 fn idempotency_key(i: usize) -> String {
     format!("idem-{i}")
+}
+fn request_id(i: usize) -> String {
+    format!("req-{i}")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,6 +204,14 @@ enum Op {
         key: usize,
     },
     Reopen,
+    /// The write operations among these, as one step (non-writes are left out), under request
+    /// id `request` of a small pool when given.
+    Step {
+        ops: Vec<Op>,
+        request: Option<usize>,
+    },
+    /// The last step sent again, under its request id: applied once, answered twice.
+    Resend,
 }
 
 impl EventSpec {
@@ -443,12 +457,24 @@ fn effect_op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn op_strategy() -> impl Strategy<Value = Op> {
+fn single_op() -> impl Strategy<Value = Op> {
     prop_oneof![
         10 => journal_op(),
         16 => outbox_op(),
         5 => checkpoint_op(),
         8 => effect_op(),
+    ]
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        39 => single_op(),
+        6 => (
+            prop::collection::vec(single_op(), 0..5),
+            prop::option::weighted(0.5, 0..REQUEST_IDS),
+        )
+            .prop_map(|(ops, request)| Op::Step { ops, request }),
+        2 => Just(Op::Resend),
         1 => Just(Op::Reopen),
     ]
 }
@@ -491,8 +517,10 @@ fn check_written_revision(revision: u64, expected: Option<u64>) -> Result<()> {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Model {
+    /// Committed request ids: the step's operations and their outcomes.
+    requests: BTreeMap<String, (Vec<Operation>, Vec<OperationOutcome>)>,
     journal: BTreeMap<String, Vec<Event>>,
     outbox: BTreeMap<String, OutboxRow>,
     /// The last claim token handed out.
@@ -674,6 +702,108 @@ impl Model {
             .filter(|id| keep(self.summary(id).expect("listed workflow").status))
             .cloned()
             .collect()
+    }
+
+    /// A step: every operation on a copy of the model, kept only when all succeed.
+    fn commit(&mut self, step: &runstore::Step) -> Result<StepOutcome> {
+        if step.operations.is_empty() {
+            return Err(invalid("operations"));
+        }
+        if let Some(id) = &step.request_id {
+            if let Some((operations, outcomes)) = self.requests.get(id) {
+                if operations != &step.operations {
+                    return Err(conflict("request", id, None, None));
+                }
+                let outcomes = outcomes.clone();
+                return Ok(StepOutcome {
+                    outcomes,
+                    replayed: true,
+                });
+            }
+        }
+        let mut next = self.clone();
+        let outcomes = step
+            .operations
+            .iter()
+            .enumerate()
+            .map(|(i, operation)| next.apply(operation).map_err(|e| e.in_operation(i)))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(id) = &step.request_id {
+            let record = (step.operations.clone(), outcomes.clone());
+            next.requests.insert(id.clone(), record);
+        }
+        *self = next;
+        Ok(StepOutcome {
+            outcomes,
+            replayed: false,
+        })
+    }
+
+    fn apply(&mut self, operation: &Operation) -> Result<OperationOutcome> {
+        use OperationOutcome as Done;
+        Ok(match operation {
+            Operation::Append {
+                workflow_id,
+                events,
+                expected_seq,
+                outbox,
+            } => Done::Append {
+                head: self.append_with_outbox(workflow_id, events, *expected_seq, outbox)?,
+            },
+            Operation::InsertOutbox { rows } => Done::InsertOutbox {
+                inserted: self.insert_outbox(rows)?,
+            },
+            Operation::CompleteOutbox {
+                dispatch_key,
+                claim_token,
+            } => {
+                self.transition(dispatch_key, *claim_token, |row| {
+                    row.status = OutboxStatus::Done;
+                })?;
+                Done::CompleteOutbox {}
+            }
+            Operation::RetryOutbox {
+                dispatch_key,
+                claim_token,
+                next_attempt,
+                visible_after,
+            } => Done::RetryOutbox {
+                status: self.retry(dispatch_key, *claim_token, *next_attempt, *visible_after)?,
+            },
+            Operation::FailOutbox {
+                dispatch_key,
+                claim_token,
+                reason,
+            } => {
+                self.transition(dispatch_key, *claim_token, |row| {
+                    row.status = OutboxStatus::Failed;
+                    row.dead_reason = Some(reason.clone());
+                })?;
+                Done::FailOutbox {}
+            }
+            Operation::CancelWorkflowOutbox { workflow_id } => Done::CancelWorkflowOutbox {
+                cancelled: self.cancel_workflow(workflow_id),
+            },
+            Operation::CompareAndSwapCheckpoint {
+                checkpoint,
+                expected_revision,
+            } => {
+                self.write_checkpoint(checkpoint, *expected_revision)?;
+                Done::CompareAndSwapCheckpoint {
+                    revision: checkpoint.revision,
+                }
+            }
+            Operation::CompareAndSwapEffect {
+                record,
+                expected_revision,
+            } => {
+                self.write_effect(record, *expected_revision)?;
+                Done::CompareAndSwapEffect {
+                    revision: record.revision,
+                }
+            }
+            other => unreachable!("the test makes no {other:?}"),
+        })
     }
 
     fn insert_outbox(&mut self, rows: &[NewOutboxRow]) -> Result<u64> {
@@ -1030,10 +1160,16 @@ fn apply(summary: &mut WorkflowSummary, event: &Event) {
 
 /// Drops the reason of an invalid-input error: it is prose, while the field is the contract.
 fn normalized<T>(result: Result<T>) -> Result<T> {
-    result.map_err(|error| match error {
+    result.map_err(normalized_error)
+}
+
+/// An error without its wording, which the model does not reproduce.
+fn normalized_error(error: Error) -> Error {
+    match error {
         Error::InvalidInput { field, .. } => invalid(field),
+        Error::Operation { index, error } => normalized_error(*error).in_operation(index),
         other => other,
-    })
+    }
 }
 
 fn same<T: PartialEq + Debug>(
@@ -1051,6 +1187,8 @@ struct Harness {
     path: PathBuf,
     store: Option<SqliteStore>,
     model: Model,
+    /// The last step committed under a request id, for [`Op::Resend`].
+    last_step: Option<runstore::Step>,
     now: Millis,
     _dir: tempfile::TempDir,
 }
@@ -1071,6 +1209,7 @@ impl Harness {
             store: Some(open(&path)),
             path,
             model: Model::default(),
+            last_step: None,
             now: START,
             _dir: dir,
         }
@@ -1111,6 +1250,11 @@ impl Harness {
                 )
             }
             Op::Reopen => self.reopen(),
+            Op::Step { ops, request } => self.commit(ops, request.map(request_id)),
+            Op::Resend => match self.last_step.take() {
+                Some(step) => self.send(step),
+                None => Ok(()),
+            },
             _ => self.outbox_step(op),
         }
     }
@@ -1164,11 +1308,7 @@ impl Harness {
         rows: Option<&[RowSpec]>,
     ) -> Step {
         let id = workflow_id(workflow);
-        let events: Vec<Event> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| spec.event(self.now, i))
-            .collect();
+        let events = self.events(specs);
         let expected_seq = match head {
             Head::Current => self.model.head(&id),
             Head::Fixed(seq) => *seq,
@@ -1305,23 +1445,8 @@ impl Harness {
 
     fn checkpoint_step(&mut self, op: &Op) -> Step {
         match op {
-            Op::CheckpointWrite {
-                checkpoint,
-                run,
-                state,
-                expected,
-                written,
-            } => {
-                let id = checkpoint_id(*checkpoint);
-                let stored = self.model.checkpoints.get(&id).map(|c| c.revision);
-                let expected = resolve(expected, stored);
-                let record = Checkpoint {
-                    checkpoint_id: id,
-                    run_id: run.map(run_id),
-                    revision: revision(written, expected),
-                    state: json!({ "state": state }),
-                    updated_at: self.now,
-                };
+            Op::CheckpointWrite { .. } => {
+                let (record, expected) = self.checkpoint_write(op);
                 let answer = self.store().compare_and_swap_checkpoint(&record, expected);
                 let modelled = self.model.write_checkpoint(&record, expected);
                 same("compare_and_swap_checkpoint", answer, modelled)
@@ -1340,6 +1465,39 @@ impl Harness {
     }
 
     fn effect_write(&mut self, write: &EffectWrite) -> Step {
+        let (record, expected) = self.effect_record(write);
+        let answer = self.store().compare_and_swap_effect(&record, expected);
+        let modelled = self.model.write_effect(&record, expected);
+        same("compare_and_swap_effect", answer, modelled)
+    }
+
+    /// The checkpoint a [`Op::CheckpointWrite`] writes and the revision it expects.
+    fn checkpoint_write(&self, op: &Op) -> (Checkpoint, Option<u64>) {
+        let Op::CheckpointWrite {
+            checkpoint,
+            run,
+            state,
+            expected,
+            written,
+        } = op
+        else {
+            unreachable!("not a checkpoint write")
+        };
+        let id = checkpoint_id(*checkpoint);
+        let stored = self.model.checkpoints.get(&id).map(|c| c.revision);
+        let expected = resolve(expected, stored);
+        let record = Checkpoint {
+            checkpoint_id: id,
+            run_id: run.map(run_id),
+            revision: revision(written, expected),
+            state: json!({ "state": state }),
+            updated_at: self.now,
+        };
+        (record, expected)
+    }
+
+    /// The effect record an [`Op::EffectWrite`] writes and the revision it expects.
+    fn effect_record(&self, write: &EffectWrite) -> (EffectRecord, Option<u64>) {
         let id = effect_id(write.effect);
         let stored = self.model.effects.get(&id);
         let (capability, key) = match stored {
@@ -1359,9 +1517,122 @@ impl Harness {
             status: effect_status(write.status),
             updated_at: self.now,
         };
-        let answer = self.store().compare_and_swap_effect(&record, expected);
-        let modelled = self.model.write_effect(&record, expected);
-        same("compare_and_swap_effect", answer, modelled)
+        (record, expected)
+    }
+
+    /// Commits the writes among `ops` as one step, on the store and on the model.
+    fn commit(&mut self, ops: &[Op], request_id: Option<String>) -> Step {
+        let operations = ops.iter().filter_map(|op| self.operation(op)).collect();
+        self.send(runstore::Step {
+            request_id,
+            operations,
+        })
+    }
+
+    fn send(&mut self, step: runstore::Step) -> Step {
+        let answer = self.store().commit(&step);
+        let expected = self.model.commit(&step);
+        if step.request_id.is_some() {
+            self.last_step = Some(step);
+        }
+        same("commit", answer, expected)
+    }
+
+    /// A write as an operation of a step, built against the state before the step; `None`
+    /// for a read (or a claim, whose clock this test moves outside steps).
+    fn operation(&self, op: &Op) -> Option<Operation> {
+        let token = |key: &str, token: &Token| self.model.token(key, *token);
+        Some(match op {
+            Op::Append {
+                workflow,
+                events,
+                head,
+            } => self.append_operation(*workflow, events, head, &[]),
+            Op::AppendWithOutbox {
+                workflow,
+                events,
+                head,
+                rows,
+            } => self.append_operation(*workflow, events, head, rows),
+            Op::InsertOutbox(specs) => Operation::InsertOutbox {
+                rows: specs.iter().map(|r| r.row(self.now)).collect(),
+            },
+            Op::Complete(key, spec) => {
+                let key = dispatch_key(*key);
+                Operation::CompleteOutbox {
+                    claim_token: token(&key, spec),
+                    dispatch_key: key,
+                }
+            }
+            Op::Retry {
+                key,
+                token: spec,
+                attempt,
+                delay,
+            } => {
+                let key = dispatch_key(*key);
+                Operation::RetryOutbox {
+                    claim_token: token(&key, spec),
+                    dispatch_key: key,
+                    next_attempt: *attempt,
+                    visible_after: self.now + delay,
+                }
+            }
+            Op::Fail(key, spec) => {
+                let key = dispatch_key(*key);
+                Operation::FailOutbox {
+                    claim_token: token(&key, spec),
+                    dispatch_key: key,
+                    reason: "gave up".into(),
+                }
+            }
+            Op::CancelWorkflow(workflow) => Operation::CancelWorkflowOutbox {
+                workflow_id: workflow_id(*workflow),
+            },
+            Op::CheckpointWrite { .. } => {
+                let (checkpoint, expected_revision) = self.checkpoint_write(op);
+                Operation::CompareAndSwapCheckpoint {
+                    checkpoint,
+                    expected_revision,
+                }
+            }
+            Op::EffectWrite(write) => {
+                let (record, expected_revision) = self.effect_record(write);
+                Operation::CompareAndSwapEffect {
+                    record,
+                    expected_revision,
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn append_operation(
+        &self,
+        workflow: usize,
+        specs: &[EventSpec],
+        head: &Head,
+        rows: &[RowSpec],
+    ) -> Operation {
+        let workflow_id = workflow_id(workflow);
+        let expected_seq = match head {
+            Head::Current => self.model.head(&workflow_id),
+            Head::Fixed(seq) => *seq,
+        };
+        Operation::Append {
+            events: self.events(specs),
+            expected_seq,
+            outbox: rows.iter().map(|r| r.row(self.now)).collect(),
+            workflow_id,
+        }
+    }
+
+    fn events(&self, specs: &[EventSpec]) -> Vec<Event> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| spec.event(self.now, i))
+            .collect()
     }
 
     fn compare_everything(&self) -> Step {

@@ -198,8 +198,8 @@ pub trait OutboxStore {
     /// any connections, never get the same row. A `limit` of 0 claims nothing.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for an empty or oversized id in the filter; nothing is
-    /// claimed then.
+    /// [`crate::Error::InvalidInput`] for an empty or oversized id in the filter, or a `limit`
+    /// above [`crate::MAX_PAGE_LIMIT`]; nothing is claimed then.
     fn claim_outbox(&self, now: Millis, limit: u32, filter: &ClaimFilter)
         -> Result<Vec<OutboxRow>>;
 
@@ -256,6 +256,9 @@ pub trait OutboxStore {
     /// `pending` with the given `visible_after` and no claim time. Claim tokens are kept, so
     /// the stale holder may still settle its row until someone claims it again. Returns those
     /// rows as they are now, in dispatch key order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a `limit` above [`crate::MAX_PAGE_LIMIT`].
     fn rearm_stale_claims(
         &self,
         older_than: Millis,

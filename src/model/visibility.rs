@@ -209,7 +209,7 @@ pub trait VisibilityStore {
     /// is a position in this order and stays valid across writes.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for a `page_size` of 0, a malformed cursor (field
+    /// [`crate::Error::InvalidInput`] for a `page_size` of 0 or above [`crate::MAX_PAGE_LIMIT`], a malformed cursor (field
     /// `cursor`) or an invalid filter (field `filter...`): an attribute key that is not a plain
     /// name, an operand of the wrong shape for its operator, ordering on a boolean, a range
     /// whose `from` is after its `before`, or more than [`MAX_PREDICATES`] predicates.

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::outbox::*;
-use crate::model::{Millis, Page, PageRequest};
+use crate::model::{Millis, Page, PageRequest, MAX_PAGE_LIMIT};
 
 /// The entity name in errors about one row.
 const ROW: &str = "outbox row";
@@ -115,6 +115,18 @@ fn check_route(
     check_optional_id(&format!("{prefix}namespace"), namespace)?;
     check_optional_id(&format!("{prefix}taskQueue"), task_queue)?;
     check_optional_id(&format!("{prefix}node"), node)
+}
+
+/// Claims and re-arms answer with the rows they took, so their batches are bounded like a
+/// page; 0 is allowed and takes nothing.
+fn check_batch_limit(limit: u32) -> Result<()> {
+    if limit > MAX_PAGE_LIMIT {
+        return Err(Error::invalid(
+            "limit",
+            format!("is {limit}; the largest batch is {MAX_PAGE_LIMIT}"),
+        ));
+    }
+    Ok(())
 }
 
 fn check_filter(filter: &ClaimFilter) -> Result<()> {
@@ -371,6 +383,7 @@ impl OutboxStore for SqliteStore {
         limit: u32,
         filter: &ClaimFilter,
     ) -> Result<Vec<OutboxRow>> {
+        check_batch_limit(limit)?;
         check_filter(filter)?;
         let excluded = json_array(&filter.exclude_workflows)?;
         let scope = filter.scope.clone().unwrap_or_default();
@@ -499,6 +512,7 @@ impl OutboxStore for SqliteStore {
         visible_after: Millis,
         limit: u32,
     ) -> Result<Vec<OutboxRow>> {
+        check_batch_limit(limit)?;
         let tx = self.write_tx()?;
         let mut rearmed = query_rows(
             &tx,

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::visibility::*;
-use crate::model::Millis;
+use crate::model::{Millis, MAX_PAGE_LIMIT};
 
 const COLUMNS: &str = "workflow_id, run_id, workflow_type, status, start_time, close_time, \
                        failed_step, failure_reason, search_attributes, head";
@@ -420,6 +420,12 @@ impl VisibilityStore for SqliteStore {
     ) -> Result<VisibilityPage> {
         if page_size == 0 {
             return Err(Error::invalid("pageSize", "must be at least 1"));
+        }
+        if page_size > MAX_PAGE_LIMIT {
+            return Err(Error::invalid(
+                "pageSize",
+                format!("is {page_size}; the largest page is {MAX_PAGE_LIMIT}"),
+            ));
         }
         let mut conditions = compile(filter)?;
         if let Some(cursor) = cursor {

@@ -14,6 +14,7 @@ pub const CASES: &[Case] = cases![
     a_cursor_of_another_listing_or_a_forged_one_is_invalid_input,
     a_cursor_stays_valid_across_writes,
     package_listings_carry_metadata_without_archives,
+    claims_and_rearms_take_bounded_batches,
 ];
 
 /// How many items each listing gets: more than one page of [`SMALL`], not a multiple of it.
@@ -316,6 +317,11 @@ fn page_sizes_outside_the_range_are_invalid_input(backend: &dyn Backend) {
         expect_code(store.list_artifacts("s", &page), "INVALID_INPUT");
         expect_code(store.list_effects(None, &page), "INVALID_INPUT");
     }
+    let filter = VisibilityFilter::default();
+    for size in [0, MAX_PAGE_LIMIT + 1] {
+        let error = expect_code(store.list_visibility(&filter, size, None), "INVALID_INPUT");
+        assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "pageSize"));
+    }
     let page = store
         .list_workflow_ids(&PageRequest::first(MAX_PAGE_LIMIT))
         .unwrap();
@@ -402,4 +408,20 @@ fn package_listings_carry_metadata_without_archives(backend: &dyn Backend) {
         json!({"workflowType": "order", "contentHash": HASH, "sizeBytes": 4096, "deployedAt": 3})
     );
     assert_eq!(store.get_package("order", HASH).unwrap(), Some(record));
+}
+
+fn claims_and_rearms_take_bounded_batches(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    store.insert_outbox(&[outbox_row("k", "wf")]).unwrap();
+    let too_many = MAX_PAGE_LIMIT + 1;
+    let claim = store.claim_outbox(10, too_many, &ClaimFilter::default());
+    let error = expect_code(claim, "INVALID_INPUT");
+    assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "limit"));
+    expect_code(store.rearm_stale_claims(10, 10, too_many), "INVALID_INPUT");
+    // Nothing was claimed; the largest batch is allowed.
+    let rows = store
+        .claim_outbox(10, MAX_PAGE_LIMIT, &ClaimFilter::default())
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(store.rearm_stale_claims(11, 20, MAX_PAGE_LIMIT).is_ok());
 }

@@ -2,6 +2,7 @@
 // Vite from node_modules (the packed tarball), with no Vite configuration for it.
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
+import { runCrashCycles } from './crash-cycles.js';
 
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
 
@@ -16,4 +17,6 @@ window.runCoreWorker = () =>
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
     worker.postMessage('run');
   });
+/** Terminates a store worker mid-step, cycle after cycle (src/crash-cycles.js). */
+window.runCrashCycles = runCrashCycles;
 document.getElementById('status').textContent = 'ready';

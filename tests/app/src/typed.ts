@@ -45,8 +45,8 @@ export async function typedUsage(): Promise<number> {
   void input;
   const claims: OutboxClaim[] = rows.map((r) => ({ dispatchKey: r.dispatchKey, claimToken: r.claimToken }));
   await store.completeOutboxBatch(claims);
-  const next: 'pending' | 'failed' = await store.retryOutbox('k', rows[0].claimToken, 1, Date.now());
-  void next;
+  const retried: 'pending' | 'failed' = await store.retryOutbox('k', rows[0].claimToken, 1, Date.now());
+  void retried;
   await store.failOutbox('k', rows[0].claimToken, 'gave up');
   const state: OutboxRowState | null = await store.outboxRowState('k');
   const reason: string | null | undefined = state?.deadReason;
