@@ -6,9 +6,10 @@
 // that worker over BroadcastChannels (see tabs.js). Writes travel under a request id, so a
 // request re-sent to the next leader after a hand-off is applied at most once.
 import { RunStoreError, toRunStoreError } from './errors.js';
-import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.js';
+import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
+import { unsendable } from './unsendable.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
@@ -145,9 +146,10 @@ export class RunStore {
       try {
         this.#worker.postMessage({ id, method, args, requestId });
       } catch (error) {
-        // Functions, symbols and other values that cannot be cloned never reach the store.
+        // Functions, symbols, Proxies, throwing getters and other values that cannot be
+        // cloned never reach the store.
         this.#pending.delete(id);
-        reject(new RunStoreError('INVALID_INPUT', `arguments of ${method} cannot be sent to the store: ${error.message}`, { field: method }));
+        reject(unsendable(method, args, error));
       }
     });
   }
@@ -201,7 +203,8 @@ function splitOptions(options) {
 for (const method of METHODS) {
   Object.defineProperty(RunStore.prototype, method, {
     value(...args) {
-      return this[send](method, args);
+      // Arguments past the method's own are ignored, as the wasm class ignores them.
+      return this[send](method, args.slice(0, PARAMETERS[method].length));
     },
     writable: true,
     configurable: true,

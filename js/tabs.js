@@ -10,6 +10,7 @@
 // id (writes carry a request id, so the store applies each at most once). Every call settles:
 // at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
 import { RunStoreError, toRunStoreError } from './errors.js';
+import { unsendable } from './unsendable.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
 const CLOSE_LIMIT_MS = 3_000;
@@ -139,11 +140,7 @@ export class Tabs {
     } catch (error) {
       // Functions, symbols and other values that cannot be cloned never reach the store.
       this.#pending.delete(message.id);
-      entry.reject(
-        new RunStoreError('INVALID_INPUT', `arguments of ${message.method} cannot be sent to the store: ${error.message}`, {
-          field: message.method,
-        }),
-      );
+      entry.reject(unsendable(message.method, message.args, error));
     }
   }
 

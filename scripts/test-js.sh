@@ -16,4 +16,5 @@ echo "[test-js] packed target/npm/$tarball ($(du -k "target/npm/$tarball" | cut 
 node tests/js/readme-example.mjs README.md tests/app/src/readme-example.js
 tsc -p tests/app/tsconfig.json
 vite build tests/app --logLevel warn --emptyOutDir
-node --test tests/js/package.test.mjs tests/js/storage-full.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs
+node --test --test-concurrency=1 tests/js/package.test.mjs tests/js/hostile-input.test.mjs \
+  tests/js/storage-full.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs

@@ -10,7 +10,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// An append expected a journal head other than the stored one.
     #[error(
-        "sequence conflict on workflow {workflow_id}: expected head {expected}, found {actual}"
+        "sequence conflict on workflow {}: expected head {expected}, found {actual}",
+        clip(.workflow_id)
     )]
     SequenceConflict {
         workflow_id: String,
@@ -20,7 +21,7 @@ pub enum Error {
 
     /// A compare-and-swap or a uniqueness guard found state other than the caller expected.
     /// `expected`/`actual` are revisions where the entity has them (`None`: absent).
-    #[error("conflict on {entity} {id}{}", show_revisions(*.expected, *.actual))]
+    #[error("conflict on {entity} {}{}", clip(.id), show_revisions(*.expected, *.actual))]
     Conflict {
         entity: &'static str,
         id: String,
@@ -43,7 +44,12 @@ pub enum Error {
     },
 
     /// An idempotency key is already owned by another record.
-    #[error("idempotency key {key} of {entity} {id} already belongs to {owner}")]
+    #[error(
+        "idempotency key {} of {entity} {} already belongs to {}",
+        clip(.key),
+        clip(.id),
+        clip(.owner)
+    )]
     IdempotencyConflict {
         entity: &'static str,
         id: String,
@@ -52,11 +58,11 @@ pub enum Error {
     },
 
     /// The named record does not exist.
-    #[error("{entity} {id} not found")]
+    #[error("{entity} {} not found", clip(.id))]
     NotFound { entity: &'static str, id: String },
 
     /// The caller passed a value the store refuses; nothing was written.
-    #[error("invalid {field}: {reason}")]
+    #[error("invalid {}: {}", clip_to(.field, MAX_FIELD_CHARS), clip_words(.reason))]
     InvalidInput { field: String, reason: String },
 
     /// A stored or supplied value could not be encoded or decoded.
@@ -100,6 +106,39 @@ pub enum Error {
     /// [`Error::code`] is the code of `error`.
     #[error("operation {index} of the step failed: {error}")]
     Operation { index: usize, error: Box<Error> },
+}
+
+/// How many characters of a caller's value a message quotes; the rest is elided.
+const CLIP_CHARS: usize = 64;
+
+/// How many characters of a field path a message shows.
+pub(crate) const MAX_FIELD_CHARS: usize = 256;
+
+/// How many characters of a reason a message shows.
+const MAX_REASON_CHARS: usize = 512;
+
+/// `text`, shortened to [`CLIP_CHARS`] characters and its size when longer: a message quoting
+/// a caller's value stays short however long the value is.
+pub(crate) fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    clip_to(text, CLIP_CHARS)
+}
+
+/// `text`, shortened to `chars` characters and its size when longer.
+pub(crate) fn clip_to(text: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(chars) {
+        None => text.into(),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()).into(),
+    }
+}
+
+/// A reason with every overlong word (a quoted value, typically) clipped, and the whole
+/// bounded too: the explanation around a quoted value survives.
+fn clip_words(reason: &str) -> std::borrow::Cow<'_, str> {
+    if reason.len() <= MAX_REASON_CHARS {
+        return reason.into();
+    }
+    let words = reason.split(' ').map(clip).collect::<Vec<_>>().join(" ");
+    clip_to(&words, MAX_REASON_CHARS).into_owned().into()
 }
 
 /// The revision part of a conflict's message; nothing for an entity without revisions (a
@@ -205,5 +244,45 @@ impl From<rusqlite::types::FromSqlError> for Error {
         Error::Corrupt {
             message: error.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_quote_long_values_shortened() {
+        let long = "x".repeat(2_000_000);
+        let messages = [
+            Error::not_found("workflow", long.clone()),
+            Error::invalid(format!("record.{long}"), format!("{long:?} is no id")),
+            Error::Conflict {
+                entity: "checkpoint",
+                id: long.clone(),
+                expected: Some(1),
+                actual: None,
+            },
+            Error::SequenceConflict {
+                workflow_id: long.clone(),
+                expected: 1,
+                actual: 2,
+            },
+        ]
+        .map(|error| error.to_string());
+        for message in messages {
+            assert!(message.len() < 1_000, "{} bytes", message.len());
+            assert!(message.contains(" bytes)"), "{message}");
+        }
+        let reason = Error::invalid("id", format!("{long:?} is no id")).to_string();
+        assert!(reason.ends_with(" is no id"), "{reason}");
+    }
+
+    #[test]
+    fn short_values_are_quoted_whole() {
+        let error = Error::invalid("workflowId", "must not be empty");
+        assert_eq!(error.to_string(), "invalid workflowId: must not be empty");
+        assert_eq!(clip("é".repeat(64).as_str()), "é".repeat(64));
+        assert!(clip("é".repeat(65).as_str()).ends_with("… (130 bytes)"));
     }
 }

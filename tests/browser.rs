@@ -165,7 +165,8 @@ on_both!(
     conversations,
     steps,
     paging,
-    retention
+    retention,
+    input_checks
 );
 
 // ---- OPFS behaviour only a browser has ----
@@ -485,7 +486,7 @@ async fn a_full_pool_says_storage_full_until_slots_are_reserved() {
 
 #[wasm_bindgen_test]
 async fn bad_pool_and_database_names_are_invalid_input() {
-    for name in ["", ".opfs-sahpool", "a/b", "é"] {
+    for name in ["", ".opfs-sahpool", "a/b", "é", "memvfs", "memdb"] {
         let error = expect_code(install_pool(name).await.map(|_| ()), "INVALID_INPUT");
         assert!(error.to_string().contains("pool"), "{error}");
     }

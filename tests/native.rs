@@ -88,5 +88,6 @@ on_both!(
     conversations,
     steps,
     paging,
-    retention
+    retention,
+    input_checks
 );

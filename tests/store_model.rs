@@ -2,7 +2,7 @@
 //! events that fit the run or not), outbox inserts, claims, completions, retries, failures and
 //! re-arms under current or stale claim tokens, cancellations, checkpoint and effect
 //! compare-and-swaps, steps of several of these in one commit (under request ids, and sent
-//! again), and reopenings of the database file run against the SQLite store and
+//! again), purges of closed workflows, and reopenings of the database file run against the SQLite store and
 //! against a plain in-memory model of the documented contracts. Every answer (the value, or the
 //! error code with its structured fields) must agree, and after each reopening, and at the end
 //! of every case, the whole state must agree too.
@@ -27,7 +27,7 @@ use runstore::{
     SqliteStore, StoredEvent, WorkflowStatus, WorkflowSummary, DEFAULT_MAX_ATTEMPTS,
     MAX_PAGE_LIMIT,
 };
-use runstore::{Operation, OperationOutcome, StepOutcome, StepStore};
+use runstore::{Operation, OperationOutcome, PurgeCounts, RetentionStore, StepOutcome, StepStore};
 use serde_json::json;
 
 const DEFAULT_CASES: u32 = 64;
@@ -212,6 +212,11 @@ enum Op {
     },
     /// The last step sent again, under its request id: applied once, answered twice.
     Resend,
+    /// Purges closed workflows that closed more than `age` before the clock.
+    Purge {
+        age: i64,
+        limit: u32,
+    },
 }
 
 impl EventSpec {
@@ -475,6 +480,8 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         )
             .prop_map(|(ops, request)| Op::Step { ops, request }),
         2 => Just(Op::Resend),
+        2 => (0i64..40, prop_oneof![1 => Just(0u32), 6 => 1u32..4])
+            .prop_map(|(age, limit)| Op::Purge { age, limit }),
         1 => Just(Op::Reopen),
     ]
 }
@@ -802,8 +809,45 @@ impl Model {
                     revision: record.revision,
                 }
             }
+            Operation::PurgeWorkflows {
+                closed_before,
+                limit,
+            } => Done::PurgeWorkflows {
+                counts: self.purge(*closed_before, *limit)?,
+            },
             other => unreachable!("the test makes no {other:?}"),
         })
+    }
+
+    /// Deletes up to `limit` workflows closed before `closed_before`, oldest close first, with
+    /// their events and outbox rows (this test makes no timers or visibility records).
+    fn purge(&mut self, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
+        if limit == 0 || limit > MAX_PAGE_LIMIT {
+            return Err(invalid("limit"));
+        }
+        let mut closed: Vec<(Millis, String)> = self
+            .journal
+            .keys()
+            .filter_map(|id| {
+                let summary = self.summary(id).ok()?;
+                let closed_at = summary.closed_at?;
+                let old = summary.status.is_terminal() && closed_at < closed_before;
+                old.then(|| (closed_at, id.clone()))
+            })
+            .collect();
+        closed.sort();
+        let mut counts = PurgeCounts {
+            more: closed.len() > limit as usize,
+            ..PurgeCounts::default()
+        };
+        for (_, id) in closed.into_iter().take(limit as usize) {
+            counts.workflows += 1;
+            counts.events += self.journal.remove(&id).map_or(0, |e| e.len() as u64);
+            let before = self.outbox.len();
+            self.outbox.retain(|_, row| row.workflow_id != id);
+            counts.outbox_rows += (before - self.outbox.len()) as u64;
+        }
+        Ok(counts)
     }
 
     fn insert_outbox(&mut self, rows: &[NewOutboxRow]) -> Result<u64> {
@@ -1251,6 +1295,12 @@ impl Harness {
             }
             Op::Reopen => self.reopen(),
             Op::Step { ops, request } => self.commit(ops, request.map(request_id)),
+            Op::Purge { age, limit } => {
+                let closed_before = self.now - age;
+                let answer = self.store().purge_workflows(closed_before, *limit);
+                let expected = self.model.purge(closed_before, *limit);
+                same("purge_workflows", answer, expected)
+            }
             Op::Resend => match self.last_step.take() {
                 Some(step) => self.send(step),
                 None => Ok(()),
@@ -1588,6 +1638,10 @@ impl Harness {
             }
             Op::CancelWorkflow(workflow) => Operation::CancelWorkflowOutbox {
                 workflow_id: workflow_id(*workflow),
+            },
+            Op::Purge { age, limit } => Operation::PurgeWorkflows {
+                closed_before: self.now - age,
+                limit: *limit,
             },
             Op::CheckpointWrite { .. } => {
                 let (checkpoint, expected_revision) = self.checkpoint_write(op);

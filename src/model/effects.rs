@@ -8,11 +8,15 @@ use crate::error::Result;
 
 /// Where an effect stands, with what its outcome carries. In JS the tag is the `type` field:
 /// `{ type: "completed", output: ... }`.
+///
+/// It is read through [`WireStatus`]: serde's own internally tagged form would accept any
+/// other field beside a payload-free status (`{ type: "prepared", typo: 1 }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
-    rename_all_fields = "camelCase"
+    rename_all_fields = "camelCase",
+    try_from = "WireStatus"
 )]
 pub enum EffectStatus {
     /// Recorded, not yet issued: safe to issue.
@@ -25,6 +29,43 @@ pub enum EffectStatus {
     Failed { error: String },
     /// The call was interrupted mid-flight: it may or may not have taken effect.
     OutcomeUnknown,
+}
+
+/// The JSON form of an [`EffectStatus`], as read: every field it may have, none other.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WireStatus {
+    #[serde(rename = "type")]
+    kind: EffectStatusKind,
+    /// `Some(Value::Null)` for `output: null`, `None` when absent.
+    #[serde(default, deserialize_with = "present")]
+    output: Option<serde_json::Value>,
+    error: Option<String>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
+}
+
+impl TryFrom<WireStatus> for EffectStatus {
+    type Error = String;
+
+    fn try_from(wire: WireStatus) -> std::result::Result<Self, String> {
+        use EffectStatusKind as Kind;
+        match (wire.kind, wire.output, wire.error) {
+            (Kind::Prepared, None, None) => Ok(Self::Prepared),
+            (Kind::Started, None, None) => Ok(Self::Started),
+            (Kind::OutcomeUnknown, None, None) => Ok(Self::OutcomeUnknown),
+            (Kind::Completed, Some(output), None) => Ok(Self::Completed { output }),
+            (Kind::Completed, None, _) => Err("missing field `output`".into()),
+            (Kind::Failed, None, Some(error)) => Ok(Self::Failed { error }),
+            (Kind::Failed, _, None) => Err("missing field `error`".into()),
+            (_, Some(_), _) => Err("unknown field `output` for this status".into()),
+            (_, _, Some(_)) => Err("unknown field `error` for this status".into()),
+        }
+    }
 }
 
 impl EffectStatus {
@@ -167,4 +208,51 @@ pub trait EffectStore {
         status: Option<EffectStatusKind>,
         page: &PageRequest,
     ) -> Result<Page<EffectRecord>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(value: serde_json::Value) -> std::result::Result<EffectStatus, String> {
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_status_reads_back_what_it_writes() {
+        for status in [
+            EffectStatus::Prepared,
+            EffectStatus::Started,
+            EffectStatus::OutcomeUnknown,
+            EffectStatus::Completed {
+                output: json!(null),
+            },
+            EffectStatus::Completed {
+                output: json!({"id": 1}),
+            },
+            EffectStatus::Failed {
+                error: "timeout".into(),
+            },
+        ] {
+            let written = serde_json::to_value(&status).unwrap();
+            assert_eq!(read(written).unwrap(), status);
+        }
+    }
+
+    #[test]
+    fn a_field_the_status_does_not_have_is_refused() {
+        for bad in [
+            json!({"type": "prepared", "typo": 1}),
+            json!({"type": "prepared", "output": 1}),
+            json!({"type": "started", "error": "x"}),
+            json!({"type": "completed", "output": 1, "typo": 1}),
+            json!({"type": "completed"}),
+            json!({"type": "failed", "error": "x", "output": 1}),
+            json!({"type": "failed"}),
+            json!({"type": "exploded"}),
+        ] {
+            assert!(read(bad.clone()).is_err(), "{bad} was accepted");
+        }
+    }
 }

@@ -3,7 +3,9 @@
 //!
 //! Conventions: times are milliseconds since the Unix epoch (`i64`), as `Date.now()` gives
 //! them; byte payloads are `Vec<u8>` (a `Uint8Array` in JS); JSON payloads are
-//! `serde_json::Value`; every struct is camelCase when serialised.
+//! `serde_json::Value`; every struct is camelCase when serialised. Every method, reads and
+//! deletes included, refuses an empty or overlong identifier and a malformed content hash with
+//! [`crate::Error::InvalidInput`] naming the parameter, before it touches the database.
 
 pub mod artifacts;
 pub(crate) mod bytes;

@@ -200,6 +200,8 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn get_artifact(&self, scope: &str, artifact_id: &str) -> Result<Artifact> {
+        check_id("scope", scope)?;
+        check_id("artifactId", artifact_id)?;
         let row = self
             .conn()
             .prepare_cached(&format!(
@@ -218,6 +220,7 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn list_artifacts(&self, scope: &str, page: &PageRequest) -> Result<Page<ArtifactMeta>> {
+        check_id("scope", scope)?;
         ARTIFACTS.read(
             self.conn(),
             &format!("SELECT {META_COLUMNS} FROM artifacts WHERE scope = ?"),
@@ -234,6 +237,8 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool> {
+        check_id("scope", scope)?;
+        check_id("artifactId", artifact_id)?;
         let deleted = self.delete_with_room(|| {
             Ok(self
                 .conn()

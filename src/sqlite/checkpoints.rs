@@ -61,6 +61,7 @@ fn encode_state(checkpoint: &Checkpoint) -> Result<String> {
 
 impl CheckpointStore for SqliteStore {
     fn load_checkpoint(&self, checkpoint_id: &str) -> Result<Checkpoint> {
+        check_id("checkpointId", checkpoint_id)?;
         let raw = self
             .conn()
             .prepare_cached(&format!(
@@ -117,6 +118,7 @@ impl CheckpointStore for SqliteStore {
     }
 
     fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>> {
+        check_id("runId", run_id)?;
         CHECKPOINTS.read(
             self.conn(),
             &format!("SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?"),

@@ -24,6 +24,7 @@ fn format_version_from(value: i64) -> Result<u32> {
 
 impl ConversationStore for SqliteStore {
     fn load_conversation(&self, conversation_id: &str) -> Result<Option<ConversationState>> {
+        check_id("conversationId", conversation_id)?;
         let row = self
             .conn()
             .prepare_cached(

@@ -294,6 +294,7 @@ impl SqliteStore {
 
 impl EffectStore for SqliteStore {
     fn load_effect(&self, effect_id: &str) -> Result<Option<EffectRecord>> {
+        check_id("effectId", effect_id)?;
         Ok(self.query_effects("effect_id = ?1", "", [effect_id])?.pop())
     }
 
@@ -302,6 +303,8 @@ impl EffectStore for SqliteStore {
         capability_id: &str,
         idempotency_key: &str,
     ) -> Result<Option<EffectRecord>> {
+        check_id("capabilityId", capability_id)?;
+        check_id("idempotencyKey", idempotency_key)?;
         Ok(self
             .query_effects(
                 "capability_id = ?1 AND idempotency_key = ?2",

@@ -31,7 +31,11 @@ fn encode(index: usize, event: &Event) -> Result<Vec<u8>> {
     let mut blob = Vec::with_capacity(256);
     blob.push(EVENT_VERSION as u8);
     serde_json::to_writer(&mut blob, event)?;
-    check_size("event", blob.len() - 1, MAX_DOCUMENT_BYTES)?;
+    check_size(
+        &format!("events[{index}]"),
+        blob.len() - 1,
+        MAX_DOCUMENT_BYTES,
+    )?;
     Ok(blob)
 }
 
@@ -300,6 +304,7 @@ impl SqliteStore {
         from_seq: u64,
         page: &PageRequest,
     ) -> Result<Page<StoredEvent>> {
+        check_id("workflowId", workflow_id)?;
         HISTORY.read(
             self.conn(),
             "SELECT seq, event FROM events WHERE workflow_id = ? AND seq >= ?",
@@ -390,6 +395,7 @@ impl EventJournal for SqliteStore {
     }
 
     fn head(&self, workflow_id: &str) -> Result<u64> {
+        check_id("workflowId", workflow_id)?;
         let head: Option<i64> = self
             .conn()
             .prepare_cached("SELECT head FROM workflows WHERE workflow_id = ?1")?
@@ -411,6 +417,7 @@ impl EventJournal for SqliteStore {
     }
 
     fn workflow_summary(&self, workflow_id: &str) -> Result<WorkflowSummary> {
+        check_id("workflowId", workflow_id)?;
         self.conn()
             .prepare_cached(SELECT_SUMMARY)?
             .query_row([workflow_id], summary_from_row)
@@ -464,6 +471,7 @@ impl EventJournal for SqliteStore {
     }
 
     fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>> {
+        check_id("workflowId", workflow_id)?;
         // One read transaction: the head and the lifecycle events from one snapshot, even
         // while another connection appends. Dropped at the end, it only ends the read.
         let _snapshot = self.conn().unchecked_transaction()?;

@@ -107,6 +107,7 @@ impl NamespaceStore for SqliteStore {
     }
 
     fn get_namespace(&self, name: &str) -> Result<Option<NamespaceRecord>> {
+        check_id("name", name)?;
         let mut stmt = self
             .conn()
             .prepare_cached(&format!("SELECT {COLUMNS} FROM namespaces WHERE name = ?1"))?;
@@ -131,6 +132,7 @@ impl NamespaceStore for SqliteStore {
     }
 
     fn set_namespace_placement(&self, name: &str, placement: &serde_json::Value) -> Result<()> {
+        check_id("name", name)?;
         let placement = encode_placement("placement", Some(placement))?;
         let changed = self
             .conn()
@@ -143,6 +145,7 @@ impl NamespaceStore for SqliteStore {
     }
 
     fn deprecate_namespace(&self, name: &str) -> Result<bool> {
+        check_id("name", name)?;
         let tx = self.write_tx()?;
         let state: Option<String> = tx
             .prepare_cached("SELECT state FROM namespaces WHERE name = ?1")?

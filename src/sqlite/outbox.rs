@@ -608,6 +608,7 @@ impl OutboxStore for SqliteStore {
     }
 
     fn outbox_row_state(&self, dispatch_key: &str) -> Result<Option<OutboxRowState>> {
+        check_id("dispatchKey", dispatch_key)?;
         Self::row_state(self.conn(), dispatch_key)
     }
 

@@ -97,6 +97,8 @@ impl PackageStore for SqliteStore {
         workflow_type: &str,
         content_hash: &str,
     ) -> Result<Option<PackageRecord>> {
+        check_id("workflowType", workflow_type)?;
+        check_hash("contentHash", content_hash)?;
         Ok(self
             .conn()
             .prepare_cached(&format!(
@@ -132,6 +134,8 @@ impl PackageStore for SqliteStore {
     }
 
     fn delete_package(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
+        check_id("workflowType", workflow_type)?;
+        check_hash("contentHash", content_hash)?;
         let unrouted =
             self.delete_with_room(|| self.delete_package_in_tx(workflow_type, content_hash))?;
         self.release_space();
@@ -167,6 +171,7 @@ impl PackageStore for SqliteStore {
     }
 
     fn get_package_route(&self, workflow_type: &str) -> Result<Option<String>> {
+        check_id("workflowType", workflow_type)?;
         Ok(self
             .conn()
             .prepare_cached("SELECT content_hash FROM package_routes WHERE workflow_type = ?1")?

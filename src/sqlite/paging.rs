@@ -82,7 +82,7 @@ impl Listing {
     fn decode(&self, cursor: &str) -> Result<Vec<SqlValue>> {
         let malformed = || {
             Error::invalid(
-                "cursor",
+                "page.cursor",
                 format!("is not a cursor of the {} listing", self.name),
             )
         };
@@ -113,12 +113,17 @@ impl Listing {
 /// The page size a request asks for, checked.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] (field `limit`) for 0 or more than [`MAX_PAGE_LIMIT`].
+/// [`Error::InvalidInput`] (field `page.limit`) for 0 or more than [`MAX_PAGE_LIMIT`].
 pub(crate) fn page_limit(page: &PageRequest) -> Result<u32> {
-    match page.limit.unwrap_or(DEFAULT_PAGE_LIMIT) {
-        0 => Err(Error::invalid("limit", "must be at least 1")),
+    checked_limit("page.limit", page.limit.unwrap_or(DEFAULT_PAGE_LIMIT))
+}
+
+/// A batch size of 1 to [`MAX_PAGE_LIMIT`], named `field` when it is not.
+pub(crate) fn checked_limit(field: &str, limit: u32) -> Result<u32> {
+    match limit {
+        0 => Err(Error::invalid(field, "must be at least 1")),
         n if n > MAX_PAGE_LIMIT => Err(Error::invalid(
-            "limit",
+            field,
             format!("is {n}; the largest page is {MAX_PAGE_LIMIT}"),
         )),
         n => Ok(n),

@@ -3,11 +3,11 @@
 
 use rusqlite::{params, Connection};
 
-use super::paging::page_limit;
+use super::paging::checked_limit;
 use super::{from_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::retention::*;
-use crate::model::{Millis, PageRequest};
+use crate::model::Millis;
 
 /// The tables keyed by workflow id, in the order `purge_workflows` reads their counts.
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];
@@ -149,7 +149,7 @@ impl SqliteStore {
 
 impl RetentionStore for SqliteStore {
     fn purge_workflows(&self, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
-        let limit = page_limit(&PageRequest::first(limit))?;
+        let limit = checked_limit("limit", limit)?;
         let counts = self.delete_with_room(|| self.purge_in_tx(closed_before, limit))?;
         if counts.workflows > 0 {
             self.release_space();

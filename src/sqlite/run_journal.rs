@@ -62,6 +62,7 @@ impl RunJournal for SqliteStore {
     }
 
     fn read_run_events(&self, run_id: &str, page: &PageRequest) -> Result<Page<RunEvent>> {
+        check_id("runId", run_id)?;
         RUN_EVENTS.read(
             self.conn(),
             "SELECT event_id, sequence, recorded_at, data FROM run_events WHERE run_id = ?",

@@ -405,6 +405,7 @@ impl VisibilityStore for SqliteStore {
     }
 
     fn get_visibility(&self, workflow_id: &str) -> Result<Option<VisibilityRecord>> {
+        check_id("workflowId", workflow_id)?;
         let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT {COLUMNS} FROM visibility WHERE workflow_id = ?1"
         ))?;

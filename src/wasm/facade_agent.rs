@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{input, input_or_default};
-use super::facade::RunStoreCore;
+use super::facade::{in_argument, RunStoreCore};
 use crate::*;
 
 #[wasm_bindgen]
@@ -32,7 +32,10 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let checkpoint: Checkpoint = input("checkpoint", checkpoint)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call_unit(|s| s.compare_and_swap_checkpoint(&checkpoint, expected_revision))
+        self.call_unit(|s| {
+            s.compare_and_swap_checkpoint(&checkpoint, expected_revision)
+                .map_err(in_argument("checkpoint", &["expectedRevision"]))
+        })
     }
 
     /// A page of the checkpoints of a run, by id.
@@ -82,7 +85,10 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let record: EffectRecord = input("record", record)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call_unit(|s| s.compare_and_swap_effect(&record, expected_revision))
+        self.call_unit(|s| {
+            s.compare_and_swap_effect(&record, expected_revision)
+                .map_err(in_argument("record", &["expectedRevision"]))
+        })
     }
 
     /// A page of the effects left started or outcome-unknown, to reconcile after a crash.
@@ -116,7 +122,10 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "RunEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
         let event: RunEvent = input("event", event)?;
-        self.call_unit(|s| s.record_run_event(&event))
+        self.call_unit(|s| {
+            s.record_run_event(&event)
+                .map_err(in_argument("event", &[]))
+        })
     }
 
     /// A page of a run's events in sequence order.
@@ -152,7 +161,10 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let artifact: NewArtifact = input("artifact", artifact)?;
         let now: Millis = input("now", now)?;
-        self.call(|s| s.put_artifact(&artifact, now))
+        self.call(|s| {
+            s.put_artifact(&artifact, now)
+                .map_err(in_argument("artifact", &["now"]))
+        })
     }
 
     /// An artifact with its bytes, digest verified (CORRUPT on mismatch).
@@ -223,6 +235,9 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let state: ConversationState = input("state", state)?;
         let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call_unit(|s| s.save_conversation(&state, expected_revision))
+        self.call_unit(|s| {
+            s.save_conversation(&state, expected_revision)
+                .map_err(in_argument("state", &["expectedRevision"]))
+        })
     }
 }

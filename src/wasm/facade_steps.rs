@@ -6,6 +6,26 @@ use super::convert::input;
 use super::facade::RunStoreCore;
 use crate::*;
 
+/// Names an INVALID_INPUT by its path from the `step` argument: `step.requestId`, or
+/// `step.operations[2].workflowId` for a field of the operation that failed.
+fn within_step(error: Error) -> Error {
+    match error {
+        Error::InvalidInput { field, reason } => Error::InvalidInput {
+            field: format!("step.{field}"),
+            reason,
+        },
+        Error::Operation { index, error } => match *error {
+            Error::InvalidInput { field, reason } => Error::InvalidInput {
+                field: format!("step.operations[{index}].{field}"),
+                reason,
+            },
+            other => other,
+        }
+        .in_operation(index),
+        other => other,
+    }
+}
+
 #[wasm_bindgen]
 impl RunStoreCore {
     /// Applies every operation of the step in one transaction: all commit or none. A failing operation rejects with its own code and `operation`, its index; nothing is written. Under a `requestId` that committed before, nothing is applied and the recorded outcomes come back with `replayed: true`.
@@ -15,7 +35,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "Step")] step: JsValue,
     ) -> Result<JsValue, JsValue> {
         let step: Step = input("step", step)?;
-        self.call(|s| s.commit(&step))
+        self.call(|s| s.commit(&step).map_err(within_step))
     }
 
     /// The recorded outcome of the step committed under `requestId`; null when none committed (or it expired).

@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{input, input_or_default};
-use super::facade::RunStoreCore;
+use super::facade::{in_argument, renamed, RunStoreCore};
 use crate::*;
 
 #[wasm_bindgen]
@@ -207,7 +207,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "NewOutboxRow[]")] rows: JsValue,
     ) -> Result<JsValue, JsValue> {
         let rows: Vec<NewOutboxRow> = input("rows", rows)?;
-        self.call(|s| s.insert_outbox(&rows))
+        self.call(|s| s.insert_outbox(&rows).map_err(renamed("outbox", "rows")))
     }
 
     /// Claims up to `limit` due pending rows, oldest `visibleAfter` first.
@@ -383,7 +383,10 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "VisibilityRecord")] record: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: VisibilityRecord = input("record", record)?;
-        self.call_unit(|s| s.upsert_visibility(&record))
+        self.call_unit(|s| {
+            s.upsert_visibility(&record)
+                .map_err(in_argument("record", &[]))
+        })
     }
 
     /// One record, or null.
@@ -443,7 +446,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "NamespaceRecord")] record: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: NamespaceRecord = input("record", record)?;
-        self.call(|s| s.put_namespace(&record))
+        self.call(|s| s.put_namespace(&record).map_err(in_argument("record", &[])))
     }
 
     /// One namespace, or null.
@@ -497,7 +500,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "PackageRecord")] record: JsValue,
     ) -> Result<JsValue, JsValue> {
         let record: PackageRecord = input("record", record)?;
-        self.call_unit(|s| s.put_package(&record))
+        self.call_unit(|s| s.put_package(&record).map_err(in_argument("record", &[])))
     }
 
     /// Stores a package once and routes every member type to it, atomically.
@@ -510,7 +513,10 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let record: PackageRecord = input("record", record)?;
         let member_types: Vec<String> = input("memberTypes", member_types)?;
-        self.call_unit(|s| s.put_package_for_types(&record, &member_types))
+        self.call_unit(|s| {
+            s.put_package_for_types(&record, &member_types)
+                .map_err(in_argument("record", &["memberTypes"]))
+        })
     }
 
     /// One package, or null.

@@ -35,6 +35,8 @@ mod facade_workflow;
 mod lock;
 mod reserve;
 mod time;
+mod value;
+mod walk;
 
 pub use facade::RunStoreCore;
 
@@ -75,7 +77,8 @@ pub fn open_in_memory() -> Result<SqliteStore> {
 /// long as the pool stays open.
 ///
 /// `name` is 1 to 64 ASCII letters, digits, `-`, `_` or `.`, not starting with `.` (which
-/// keeps it off the official build's `.opfs-sahpool`).
+/// keeps it off the official build's `.opfs-sahpool`), and not `memvfs` or `memdb` (the pool
+/// is a VFS of that name, and SQLite has those already).
 ///
 /// # Errors
 /// - [`Error::InvalidInput`] for a bad `name`.
@@ -113,12 +116,24 @@ fn lock_name(pool: &str) -> String {
     format!("runstore-pool:{pool}")
 }
 
+/// The VFS names SQLite (`memdb`) and sqlite-wasm-rs (`memvfs`) register themselves.
+const RESERVED_POOL_NAMES: [&str; 2] = ["memvfs", "memdb"];
+
 fn check_pool_name(name: &str) -> Result<()> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if name.is_empty() || name.len() > 64 || name.starts_with('.') || !name.chars().all(allowed) {
         return Err(Error::invalid(
-            "pool",
-            format!("{name:?} must be 1 to 64 of A-Z a-z 0-9 - _ . and not start with ."),
+            "name",
+            format!(
+                "pool name {:?} must be 1 to 64 of A-Z a-z 0-9 - _ . and not start with .",
+                crate::error::clip(name)
+            ),
+        ));
+    }
+    if RESERVED_POOL_NAMES.contains(&name) {
+        return Err(Error::invalid(
+            "name",
+            format!("pool name {name:?} is taken by one of SQLite's own VFSes"),
         ));
     }
     Ok(())
@@ -367,7 +382,10 @@ fn db_path(db: &str) -> Result<String> {
     if bare.is_empty() || bare.contains('\0') || bare.len() > 480 {
         return Err(Error::invalid(
             "database",
-            format!("{db:?} must be 1 to 480 bytes without NUL"),
+            format!(
+                "{:?} must be 1 to 480 bytes without NUL",
+                crate::error::clip(db)
+            ),
         ));
     }
     Ok(format!("/{bare}"))

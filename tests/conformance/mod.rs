@@ -17,6 +17,7 @@ pub mod artifacts;
 pub mod checkpoints;
 pub mod conversations;
 pub mod effects;
+pub mod input_checks;
 pub mod journal;
 pub mod namespaces;
 pub mod outbox;

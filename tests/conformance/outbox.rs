@@ -107,11 +107,13 @@ fn status(store: &SqliteStore, key: &str) -> OutboxStatus {
     state(store, key).status
 }
 
-/// The row's current claim token, as its holder knows it (0 for an unknown row).
+/// The row's current claim token, as its holder knows it (0 for an unknown row, or a key
+/// the store refuses).
 fn token(store: &SqliteStore, key: &str) -> u64 {
     store
         .outbox_row_state(key)
-        .unwrap()
+        .ok()
+        .flatten()
         .map_or(0, |s| s.claim_token)
 }
 

@@ -311,7 +311,7 @@ fn page_sizes_outside_the_range_are_invalid_input(backend: &dyn Backend) {
     for limit in [0, MAX_PAGE_LIMIT + 1, u32::MAX] {
         let page = PageRequest::first(limit);
         let error = expect_code(store.list_workflow_ids(&page), "INVALID_INPUT");
-        assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "limit"));
+        assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "page.limit"));
         expect_code(store.read_history("wf", &page), "INVALID_INPUT");
         expect_code(store.list_timers(&page), "INVALID_INPUT");
         expect_code(store.list_artifacts("s", &page), "INVALID_INPUT");
@@ -352,7 +352,7 @@ fn a_cursor_of_another_listing_or_a_forged_one_is_invalid_input(backend: &dyn Ba
     for cursor in forged {
         let page = PageRequest::after(5, cursor);
         let error = expect_code(store.read_history("wf-0", &page), "INVALID_INPUT");
-        assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "cursor"));
+        assert!(matches!(&error, Error::InvalidInput { field, .. } if field == "page.cursor"));
         expect_code(store.list_namespaces(&page), "INVALID_INPUT");
     }
     // The history cursor continues both history reads.

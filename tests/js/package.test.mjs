@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { serveStatic, launchChromium } from './browser.mjs';
-import { METHODS } from '../../js/methods.js';
+import { METHODS, PARAMETERS } from '../../js/methods.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let server;
@@ -36,6 +36,9 @@ test('the client forwards exactly the methods the wasm class has', async () => {
     (name) => !['constructor', 'free', 'close'].includes(name) && !name.startsWith('__'),
   );
   assert.deepEqual([...own].sort(), [...METHODS].sort());
+  for (const method of METHODS) {
+    assert.equal(RunStoreCore.prototype[method].length, PARAMETERS[method].length, method);
+  }
 });
 
 test('every area works on OPFS and reads back after a reload', async () => {

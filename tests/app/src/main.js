@@ -3,6 +3,7 @@
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
+import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
 
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
 
@@ -19,4 +20,42 @@ window.runCoreWorker = () =>
   });
 /** Terminates a store worker mid-step, cycle after cycle (src/crash-cycles.js). */
 window.runCrashCycles = runCrashCycles;
+/** The hostile-input suite through runstore/core in an app's own worker; resolves to its report. */
+window.runHostileCore = (options) =>
+  new Promise((resolve) => {
+    const worker = new Worker(new URL('./hostile-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage(options);
+  });
+
+/** The hostile-input suite through the main-thread client; resolves to its report. */
+window.runHostileClient = async (options) => {
+  const report = { names: {} };
+  for (const name of ['memvfs', 'memdb']) {
+    try {
+      await (await RunStore.open(name, { persistence: 'opfs' })).close();
+      report.names[name] = 'opened';
+    } catch (error) {
+      report.names[name] = { code: error.code, field: error.field };
+    }
+  }
+  const name = `hostile-client-${options.seed}`;
+  let store = await RunStore.open(name, { persistence: 'opfs' });
+  const call = (method, args) => store[method](...args);
+  report.table = await runTable(call, { client: true });
+  report.repeated = await runRepeated(call, options.repeat);
+  report.readOnce = await runReadOnce(call);
+  report.property = await runProperty(call, { ...options, client: true });
+  const before = await snapshot(call);
+  await store.close();
+  store = await RunStore.open(name, { persistence: 'opfs' });
+  report.reopened = (await snapshot(call)) === before;
+  await store.close();
+  return report;
+};
+
 document.getElementById('status').textContent = 'ready';
