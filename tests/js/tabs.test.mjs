@@ -107,7 +107,7 @@ test('a second tab opens the store at once and gets the same answers and errors 
   assert.equal(fromLeader.replay.value.replayed, true);
   assert.deepEqual(fromLeader.replay.value.outcomes, fromLeader.step.value.outcomes);
   assert.deepEqual([fromLeader.badStep.code, fromLeader.badStep.operation], ['NOT_FOUND', 1]);
-  assert.deepEqual(fromLeader.uncloneable, { code: 'INVALID_INPUT', field: 'readHistory' });
+  assert.deepEqual(fromLeader.uncloneable, { code: 'INVALID_INPUT', field: 'page' });
 
   // Both tabs heard of both tabs' commits, the leader's own included.
   await first.waitForFunction(() => window.changes.some((c) => c.workflowIds.includes('follow-wf')));
