@@ -168,7 +168,8 @@ export const WRITE_OPERATIONS = Object.freeze({
 
 // Deletes and purges travel as plain calls, without a request id: they must work on a full
 // disk, where the request log cannot grow (the store frees room and runs them again), and
-// applying one twice changes nothing more (a repeat answers `false` or 0).
+// applying one twice changes nothing more (a repeat answers `false` or 0, or NOT_FOUND for a
+// package).
 export const PLAIN_WRITES = new Set(['deleteArtifact', 'purgeExpiredArtifacts', 'purgeWorkflows', 'deletePackage']);
 
 /** Every area a change notice can name. */
