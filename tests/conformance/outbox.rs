@@ -33,7 +33,7 @@ pub const CASES: &[Case] = cases![
     outbox_survives_reopen,
 ];
 
-fn row(key: &str, workflow_id: &str, visible_after: Millis) -> NewOutboxRow {
+pub fn row(key: &str, workflow_id: &str, visible_after: Millis) -> NewOutboxRow {
     NewOutboxRow {
         dispatch_key: key.into(),
         workflow_id: workflow_id.into(),

@@ -5,6 +5,7 @@ use runstore::*;
 use serde_json::json;
 
 use super::journal::{custom, event, started};
+use super::outbox::row;
 use super::{expect_code, Backend, Case};
 
 pub const CASES: &[Case] = cases![
@@ -55,23 +56,6 @@ fn same_walk<T: PartialEq + std::fmt::Debug>(
     assert_eq!(walk(1, &read), all.items, "{name}: pages of one");
 }
 
-fn outbox_row(key: &str, workflow_id: &str) -> NewOutboxRow {
-    NewOutboxRow {
-        dispatch_key: key.into(),
-        workflow_id: workflow_id.into(),
-        ordinal: 1,
-        activity_type: "send".into(),
-        input: vec![1, 2, 3],
-        visible_after: 0,
-        attempt: 0,
-        run_id: None,
-        namespace: None,
-        task_queue: None,
-        node: None,
-        max_attempts: None,
-    }
-}
-
 fn effect(id: &str, status: EffectStatus) -> EffectRecord {
     EffectRecord {
         effect_id: id.into(),
@@ -109,7 +93,7 @@ fn fill(store: &SqliteStore) {
         .collect();
     store.append("wf-0", &history, 1).unwrap();
     let rows: Vec<_> = (0..ITEMS)
-        .map(|i| outbox_row(&format!("k{i}"), &format!("wf-{i}")))
+        .map(|i| row(&format!("k{i}"), &format!("wf-{i}"), 0))
         .collect();
     store.insert_outbox(&rows).unwrap();
     let filter = ClaimFilter::default();
@@ -264,7 +248,7 @@ fn the_default_page_is_bounded_and_the_cursor_reaches_the_rest(backend: &dyn Bac
     let events: Vec<_> = (0..total).map(|i| custom("step", i as Millis)).collect();
     store.append("long", &events, 0).unwrap();
     let rows: Vec<_> = (0..total)
-        .map(|i| outbox_row(&format!("k{i:05}"), &format!("wf{i:05}")))
+        .map(|i| row(&format!("k{i:05}"), &format!("wf{i:05}"), 0))
         .collect();
     store.insert_outbox(&rows).unwrap();
 
@@ -412,7 +396,7 @@ fn package_listings_carry_metadata_without_archives(backend: &dyn Backend) {
 
 fn claims_and_rearms_take_bounded_batches(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    store.insert_outbox(&[outbox_row("k", "wf")]).unwrap();
+    store.insert_outbox(&[row("k", "wf", 0)]).unwrap();
     let too_many = MAX_PAGE_LIMIT + 1;
     let claim = store.claim_outbox(10, too_many, &ClaimFilter::default());
     let error = expect_code(claim, "INVALID_INPUT");

@@ -5,6 +5,7 @@ use runstore::*;
 use serde_json::json;
 
 use super::journal::{custom, event, started};
+use super::outbox::row;
 use super::{after_reopen, expect_code, Backend, Case};
 
 pub const CASES: &[Case] = cases![
@@ -22,23 +23,6 @@ fn all<T>(read: impl Fn(&PageRequest) -> Result<Page<T>>) -> Vec<T> {
     page.items
 }
 
-fn outbox_row(key: &str, workflow_id: &str) -> NewOutboxRow {
-    NewOutboxRow {
-        dispatch_key: key.into(),
-        workflow_id: workflow_id.into(),
-        ordinal: 1,
-        activity_type: "send".into(),
-        input: vec![9; 64],
-        visible_after: 0,
-        attempt: 0,
-        run_id: None,
-        namespace: None,
-        task_queue: None,
-        node: None,
-        max_attempts: None,
-    }
-}
-
 /// A workflow with `extra` custom events after its start, closed by `close` at `closed_at`
 /// when given, with two outbox rows, a timer and a visibility record.
 fn workflow(store: &SqliteStore, id: &str, close: Option<(EventKind, Millis)>, extra: usize) {
@@ -50,8 +34,8 @@ fn workflow(store: &SqliteStore, id: &str, close: Option<(EventKind, Millis)>, e
     store.append(id, &events, 0).unwrap();
     store
         .insert_outbox(&[
-            outbox_row(&format!("{id}/a"), id),
-            outbox_row(&format!("{id}/b"), id),
+            row(&format!("{id}/a"), id, 0),
+            row(&format!("{id}/b"), id, 0),
         ])
         .unwrap();
     store.schedule_timer(id, "reminder", 1_000).unwrap();

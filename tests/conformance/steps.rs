@@ -5,6 +5,7 @@ use runstore::*;
 use serde_json::json;
 
 use super::journal::{custom, event, started};
+use super::outbox::row;
 use super::{after_reopen, expect_code, Backend, Case};
 
 pub const CASES: &[Case] = cases![
@@ -21,23 +22,6 @@ pub const CASES: &[Case] = cases![
     claims_namespaces_packages_and_purges_are_operations_too,
     a_purge_in_a_step_is_undone_with_the_step,
 ];
-
-fn row(key: &str, workflow_id: &str) -> NewOutboxRow {
-    NewOutboxRow {
-        dispatch_key: key.into(),
-        workflow_id: workflow_id.into(),
-        ordinal: 1,
-        activity_type: "charge".into(),
-        input: vec![7, 8],
-        visible_after: 0,
-        attempt: 0,
-        run_id: Some("r1".into()),
-        namespace: None,
-        task_queue: None,
-        node: None,
-        max_attempts: None,
-    }
-}
 
 fn checkpoint(revision: u64) -> Checkpoint {
     Checkpoint {
@@ -100,10 +84,10 @@ fn first_step() -> Step {
             workflow_id: "wf".into(),
             events: vec![started("order", "r1", 1), custom("charge-scheduled", 2)],
             expected_seq: 0,
-            outbox: vec![row("wf/charge", "wf")],
+            outbox: vec![row("wf/charge", "wf", 0)],
         })
         .with(Operation::InsertOutbox {
-            rows: vec![row("wf/email", "wf"), row("wf/charge", "wf")],
+            rows: vec![row("wf/email", "wf", 0), row("wf/charge", "wf", 0)],
         })
         .with(Operation::ScheduleTimer {
             workflow_id: "wf".into(),
@@ -466,7 +450,7 @@ fn claims_namespaces_packages_and_purges_are_operations_too(backend: &dyn Backen
     };
     let first = Step::new()
         .with(Operation::InsertOutbox {
-            rows: vec![row("a", "wf"), row("b", "wf")],
+            rows: vec![row("a", "wf", 0), row("b", "wf", 0)],
         })
         .with(Operation::ClaimOutbox {
             now: 10,
