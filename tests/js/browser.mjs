@@ -2,9 +2,11 @@
 // playwright-core) as root on a machine without a display or outside network.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize, sep } from 'node:path';
+import { dirname, extname, join, normalize, sep } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 const TYPES = {
@@ -74,4 +76,26 @@ export async function launchChromium(options = {}) {
     } catch {}
   });
   return context;
+}
+
+/** The test app's build (tests/app/dist), which scripts/test-js.sh makes before the tests. */
+const TEST_APP = join(dirname(fileURLToPath(import.meta.url)), '..', 'app', 'dist');
+
+/**
+ * Serves the test app and starts Chromium before a test file's tests, closing both after:
+ * `app.browser` and `app.url` are set once the file's `before` has run.
+ */
+export function useTestApp() {
+  const app = { browser: null, url: null };
+  let server;
+  before(async () => {
+    server = await serveStatic(TEST_APP);
+    app.url = server.url;
+    app.browser = await launchChromium();
+  });
+  after(async () => {
+    await app.browser?.close();
+    await server?.close();
+  });
+  return app;
 }

@@ -7,32 +7,18 @@
 // There is no raw SQL in the JS API, so `PRAGMA integrity_check` after a kill is the native
 // test's (tests/crash_consistency.rs); here every area is read back, and the journal scanned
 // for undecodable events.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { serveStatic, launchChromium } from './browser.mjs';
+import { useTestApp } from './browser.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cycles = Number(process.env.BROWSER_CRASH_CYCLES ?? 30);
 const seed = Number(process.env.CRASH_SEED ?? 0x5eed);
-let server;
-let browser;
-
-before(async () => {
-  server = await serveStatic(join(root, 'tests', 'app', 'dist'));
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useTestApp();
 
 test('a worker terminated mid-step keeps every acknowledged step whole, and no step in part', async () => {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
-  await page.goto(server.url);
+  await page.goto(app.url);
   await page.waitForFunction(() => window.runCrashCycles !== undefined);
   const started = performance.now();
   const report = await page.evaluate(([cycles, seed]) => window.runCrashCycles(cycles, seed), [cycles, seed]);

@@ -4,33 +4,19 @@
 // own worker; afterwards the same store closes normally and reopens with nothing changed.
 // RUNSTORE_FUZZ_MS lengthens the property test (scripts/fuzz-js.sh); RUNSTORE_FUZZ_SEED
 // replays one run.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { serveStatic, launchChromium } from './browser.mjs';
+import { useTestApp } from './browser.mjs';
 import { PARAMETERS } from '../../js/methods.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ms = Number(process.env.RUNSTORE_FUZZ_MS ?? 12_000);
 const seed = Number(process.env.RUNSTORE_FUZZ_SEED ?? Date.now() % 2 ** 31);
-let server;
-let browser;
-
-before(async () => {
-  server = await serveStatic(join(root, 'tests', 'app', 'dist'));
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useTestApp();
 
 async function run(entry, repeat) {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
-  await page.goto(server.url);
+  await page.goto(app.url);
   await page.waitForFunction(() => window.runstore !== undefined);
   const options = { seed, ms, repeat, parameters: PARAMETERS };
   const report = await page.evaluate(([entry, options]) => window[entry](options), [entry, options]);

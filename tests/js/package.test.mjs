@@ -1,31 +1,17 @@
 // The npm package as an app uses it: the packed tarball installed into tests/app, built with
 // Vite, served on 127.0.0.1 and driven in headless Chromium. Run by scripts/test-js.sh, which
 // packs, installs and builds first.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { serveStatic, launchChromium } from './browser.mjs';
+import { useTestApp } from './browser.mjs';
 import { METHODS, PARAMETERS } from '../../js/methods.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-let server;
-let browser;
-
-before(async () => {
-  server = await serveStatic(join(root, 'tests', 'app', 'dist'));
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useTestApp();
 
 async function openApp() {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
-  await page.goto(server.url);
+  await page.goto(app.url);
   await page.waitForFunction(() => window.runstore !== undefined);
   return page;
 }

@@ -2,34 +2,20 @@
 // fail with STORAGE_FULL (not BACKEND, not a trap), every acknowledged write stays readable,
 // deleting and purging work while full and give the space back, and writes work again, also
 // after a reopen. Run by scripts/test-js.sh after the app is built.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { serveStatic, launchChromium } from './browser.mjs';
+import { useTestApp } from './browser.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const QUOTA = 24 * 1024 * 1024;
-let server;
-let browser;
-
-before(async () => {
-  server = await serveStatic(join(root, 'tests', 'app', 'dist'));
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useTestApp();
 
 test('a full origin gives STORAGE_FULL, keeps what it acknowledged, and recovers by deleting', async () => {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
-  await page.goto(server.url);
+  await page.goto(app.url);
   await page.waitForFunction(() => window.runstore !== undefined);
-  const cdp = await browser.newCDPSession(page);
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(server.url).origin, quotaSize: QUOTA });
+  const cdp = await app.browser.newCDPSession(page);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(app.url).origin, quotaSize: QUOTA });
 
   const report = await page.evaluate(async () => {
     const { RunStore, RunStoreError } = window.runstore;

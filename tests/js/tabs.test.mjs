@@ -2,32 +2,18 @@
 // a second tab opens without BUSY and gets the same answers as the leader, changes reach
 // every tab, calls settle with UNAVAILABLE when no leader answers, and the chaos run loses
 // and doubles nothing while the leader tab is closed, reloaded or loses its worker.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { serveStatic, launchChromium } from './browser.mjs';
+import { useTestApp } from './browser.mjs';
 import { runChaos } from './tabs-chaos.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-let server;
-let browser;
-
-before(async () => {
-  server = await serveStatic(join(root, 'tests', 'app', 'dist'));
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useTestApp();
 
 async function openApp() {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
   if (process.env.DEBUG_PAGES) page.on('console', (m) => console.error('console:', m.text()));
-  await page.goto(server.url);
+  await page.goto(app.url);
   await page.waitForFunction(() => window.runstore !== undefined);
   return page;
 }
@@ -190,7 +176,7 @@ test('calls no leader answers settle with UNAVAILABLE carrying their request id'
 });
 
 test('chaos: the leader tab closed, reloaded or its worker ended; nothing lost, doubled or left pending', async () => {
-  const result = await runChaos(browser, server.url, {
+  const result = await runChaos(app.browser, app.url, {
     name: 'tabs-chaos',
     slots: 4,
     workflowCount: 50,
