@@ -36,9 +36,9 @@ pub type Millis = i64;
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct PageRequest {
-    /// 1..=[`MAX_PAGE_LIMIT`]; anything else is `INVALID_INPUT` (field `limit`).
+    /// 1..=[`MAX_PAGE_LIMIT`]; anything else is `INVALID_INPUT` (field `page.limit`).
     pub limit: Option<u32>,
-    /// A `next_cursor` this listing returned; anything else is `INVALID_INPUT` (field `cursor`).
+    /// A `next_cursor` this listing returned; anything else is `INVALID_INPUT` (field `page.cursor`).
     pub cursor: Option<String>,
 }
 

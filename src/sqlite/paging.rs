@@ -30,8 +30,9 @@ impl Listing {
     /// ordering key (the values of [`Listing::key`]) for the next cursor.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a limit of 0 or above [`MAX_PAGE_LIMIT`] (field `limit`) or a
-    /// cursor this listing did not return (field `cursor`); otherwise what `map` returns.
+    /// [`Error::InvalidInput`] for a limit of 0 or above [`MAX_PAGE_LIMIT`] (field `page.limit`)
+    /// or a cursor this listing did not return (field `page.cursor`); otherwise what `map`
+    /// returns.
     pub fn read<T>(
         &self,
         conn: &Connection,

@@ -46,10 +46,27 @@ fn check_step(step: &Step) -> Result<()> {
 }
 
 /// What identifies a step's content: the same request id with another fingerprint is
-/// another step, not a retry.
+/// another step, not a retry. The JSON is hashed as it is written, never held whole: a step may
+/// carry a 64 MiB artifact, whose bytes JSON spells out number by number.
 fn fingerprint(operations: &[Operation]) -> Result<String> {
-    let digest = Sha256::digest(serde_json::to_vec(operations)?);
+    let mut hasher = HashWriter(Sha256::new());
+    serde_json::to_writer(&mut hasher, operations)?;
+    let digest = hasher.0.finalize();
     Ok(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// Feeds what is written into a SHA-256.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The fingerprint and outcomes recorded for `request_id`.
