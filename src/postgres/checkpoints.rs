@@ -86,7 +86,7 @@ pub(super) fn compare_and_swap_in(
         )?,
         Some(_) => tx.execute(
             "UPDATE checkpoints SET run_id = $2, revision = $3, state = $4, updated_at = $5
-             WHERE checkpoint_id = $1 AND revision = $3 - 1",
+             WHERE checkpoint_id = $1 AND revision = $3::bigint - 1",
             &params,
         )?,
     };

@@ -43,7 +43,7 @@ pub(super) fn save_in(
         )?,
         Some(_) => tx.execute(
             "UPDATE conversations SET revision = $2, format_version = $3, updated_at = $4, state = $5
-             WHERE conversation_id = $1 AND revision = $2 - 1",
+             WHERE conversation_id = $1 AND revision = $2::bigint - 1",
             &params,
         )?,
     };

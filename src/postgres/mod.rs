@@ -238,7 +238,10 @@ impl From<postgres::Error> for Error {
         use postgres::error::SqlState;
         let message = match error.as_db_error() {
             Some(db) => format!("{}: {}", db.code().code(), db.message()),
-            None => error.to_string(),
+            None => match std::error::Error::source(&error) {
+                Some(source) => format!("{error}: {source}"),
+                None => error.to_string(),
+            },
         };
         let Some(code) = error.code() else {
             if error.is_closed() {
