@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
+# The PostgreSQL store (src/postgres, tests/postgres.rs) is behind the `postgres` feature.
+cargo clippy --all-targets --features postgres -- -D warnings
 # Benches are native programs; the browser benchmark is a test (tests/browser_bench.rs).
 wasm_env cargo clippy --target wasm32-unknown-unknown --lib --tests -- -D warnings
