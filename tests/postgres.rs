@@ -366,3 +366,16 @@ fn bad_connection_settings_are_invalid_input() {
         "INVALID_INPUT"
     );
 }
+
+/// No server where the URL points: UNAVAILABLE once the connect timeout has passed, not a hang.
+#[test]
+fn no_server_is_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = PgOptions {
+        connect_timeout: std::time::Duration::from_millis(500),
+        ..PgOptions::default()
+    };
+    let url = format!("host={} port=1 user=nobody dbname=none", dir.path().display());
+    let error = PgStore::connect_with(&url, &options).unwrap_err();
+    assert_eq!(error.code(), "UNAVAILABLE", "{error}");
+}

@@ -133,6 +133,10 @@ impl PgStore {
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
+            // No `SELECT`-like probe before every call: it would cost a round trip each time.
+            // A connection the server closed fails its call with UNAVAILABLE and leaves the
+            // pool; the next call gets a fresh one.
+            .test_on_check_out(false)
             .connection_timeout(options.connect_timeout)
             .build(manager)
             .map_err(unavailable)?;
