@@ -375,7 +375,10 @@ fn no_server_is_unavailable() {
         connect_timeout: std::time::Duration::from_millis(500),
         ..PgOptions::default()
     };
-    let url = format!("host={} port=1 user=nobody dbname=none", dir.path().display());
+    let url = format!(
+        "host={} port=1 user=nobody dbname=none",
+        dir.path().display()
+    );
     let error = PgStore::connect_with(&url, &options).unwrap_err();
     assert_eq!(error.code(), "UNAVAILABLE", "{error}");
 }

@@ -8,7 +8,7 @@
 //! (`replayed`) without applying anything; when it rolled back, the second runs. Exactly once,
 //! decided by the database, as SQLite's write lock decides it.
 
-use postgres::{GenericClient, Transaction};
+use super::session::{Sql, Tx};
 
 use super::paging::col;
 use super::*;
@@ -18,10 +18,7 @@ use crate::sqlite::check_id;
 use crate::sqlite::steps::{check_step, fingerprint};
 
 /// The fingerprint and outcomes recorded for `request_id`.
-fn recorded(
-    client: &mut impl GenericClient,
-    request_id: &str,
-) -> Result<Option<(String, RequestRecord)>> {
+fn recorded(client: &mut impl Sql, request_id: &str) -> Result<Option<(String, RequestRecord)>> {
     let Some(row) = client.query_opt(
         "SELECT fingerprint, committed_at, outcomes FROM requests WHERE request_id = $1",
         &[&request_id],
@@ -44,7 +41,7 @@ fn recorded(
 /// Reserves `request_id` before the step's operations run: inserts its row (outcomes still
 /// empty), or, when a concurrent step holds the id uncommitted, waits for that step to end.
 /// Returns the row's seq, or `None` when the other step committed the id meanwhile.
-fn reserve(tx: &mut Transaction<'_>, request_id: &str, fingerprint: &str) -> Result<Option<i64>> {
+fn reserve(tx: &mut Tx<'_>, request_id: &str, fingerprint: &str) -> Result<Option<i64>> {
     let row = tx.query_opt(
         "INSERT INTO requests (request_id, fingerprint, outcomes, committed_at)
          VALUES ($1, $2, '[]', 0)
@@ -56,7 +53,7 @@ fn reserve(tx: &mut Transaction<'_>, request_id: &str, fingerprint: &str) -> Res
 }
 
 /// Writes the outcomes into the reserved row, then forgets the requests past the log's bounds.
-fn record(tx: &mut Transaction<'_>, seq: i64, outcomes: &[OperationOutcome]) -> Result<()> {
+fn record(tx: &mut Tx<'_>, seq: i64, outcomes: &[OperationOutcome]) -> Result<()> {
     let row = tx.query_one(
         "UPDATE requests SET outcomes = $2,
            committed_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
@@ -75,7 +72,7 @@ fn record(tx: &mut Transaction<'_>, seq: i64, outcomes: &[OperationOutcome]) -> 
 }
 
 /// Applies one operation through the area function of the same name.
-fn apply(tx: &mut Transaction<'_>, operation: &Operation) -> Result<OperationOutcome> {
+fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
     use OperationOutcome as Done;
     Ok(match operation {
         Operation::Append {
@@ -257,11 +254,7 @@ fn replay(
     })
 }
 
-fn commit_in(
-    tx: &mut Transaction<'_>,
-    step: &Step,
-    fingerprint: Option<&str>,
-) -> Result<StepOutcome> {
+fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<StepOutcome> {
     let mut reserved = None;
     if let (Some(request_id), Some(fingerprint)) = (&step.request_id, fingerprint) {
         if let Some(found) = recorded(tx, request_id)? {
