@@ -195,18 +195,37 @@ pub(super) fn claim_in(
         return Ok(Vec::new());
     }
     let scope = filter.scope.clone().unwrap_or_default();
+    // Only the filter's given fields become conditions: a prepared statement's generic plan
+    // cannot use the pending index for `($n IS NULL OR column = $n)`. At most 16 shapes.
+    let limit = i64::from(limit);
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&now, &limit];
+    let mut conditions = String::new();
+    if !filter.exclude_workflows.is_empty() {
+        params.push(&filter.exclude_workflows);
+        conditions.push_str(&format!(
+            " AND workflow_id <> ALL(${}::text[])",
+            params.len()
+        ));
+    }
+    let route = [
+        ("namespace", &scope.namespace),
+        ("task_queue", &scope.task_queue),
+        ("node", &scope.node),
+    ];
+    for (column, value) in route {
+        if let Some(value) = value {
+            params.push(value);
+            conditions.push_str(&format!(" AND {column} = ${}", params.len()));
+        }
+    }
     // `picked` takes the due rows in claim order, skipping those another claimer holds; the
-    // token is drawn only when there is something to claim. The outer conditions repeat the
-    // inner ones, so a row changed since the snapshot is not claimed from a stale state.
+    // token is drawn only when there is something to claim. The outer condition repeats the
+    // status, so a row changed since the snapshot is not claimed from a stale state.
     let rows = tx.query(
         &format!(
             "WITH picked AS (
                SELECT dispatch_key FROM outbox
-               WHERE status = 'pending' AND visible_after <= $1
-                 AND workflow_id <> ALL($3::text[])
-                 AND ($4::text IS NULL OR namespace = $4)
-                 AND ($5::text IS NULL OR task_queue = $5)
-                 AND ($6::text IS NULL OR node = $6)
+               WHERE status = 'pending' AND visible_after <= $1{conditions}
                ORDER BY visible_after, dispatch_key
                LIMIT $2
                FOR UPDATE SKIP LOCKED),
@@ -218,14 +237,7 @@ pub(super) fn claim_in(
              WHERE o.dispatch_key = picked.dispatch_key AND o.status = 'pending'
              RETURNING {O_COLUMNS}"
         ),
-        &[
-            &now,
-            &i64::from(limit),
-            &filter.exclude_workflows,
-            &scope.namespace,
-            &scope.task_queue,
-            &scope.node,
-        ],
+        &params,
     )?;
     let mut claimed = rows.iter().map(row_from).collect::<Result<Vec<_>>>()?;
     // RETURNING gives no order; the claim order is recomputed from unchanged columns.
