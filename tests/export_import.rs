@@ -145,9 +145,17 @@ fn bytes_round_trip_between_memory_and_file_stores_and_replace_what_was_there() 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("target.db");
     let mut target = SqliteStore::open(&path).unwrap();
+    let gone = runstore::Event {
+        kind: runstore::EventKind::Custom {
+            name: "gone".into(),
+        },
+        recorded_at: NOW,
+        data: json!(null),
+    };
     target
-        .append("gone-after-import", &[], 0)
+        .append("gone-after-import", &[gone], 0)
         .expect("content the import replaces");
+    assert_eq!(target.head("gone-after-import").unwrap(), 1);
     target.import_bytes(&bytes, None).unwrap();
     assert_eq!(target.head("gone-after-import").unwrap(), 0);
     drop(target);
@@ -206,10 +214,18 @@ fn under_a_request_id_an_import_is_applied_once() {
     assert!(!first.replayed);
     assert!(target.request_outcome("import-1").unwrap().is_some());
     // A write after the import must survive the retry.
-    target.append("after-import", &[], 0).unwrap();
+    let kept = runstore::Event {
+        kind: runstore::EventKind::Custom {
+            name: "kept".into(),
+        },
+        recorded_at: NOW,
+        data: json!(null),
+    };
+    target.append("after-import", &[kept], 0).unwrap();
     let again = target.import_bytes(&bytes, Some("import-1")).unwrap();
     assert!(again.replayed);
     assert_eq!(again.schema_version, SCHEMA_VERSION);
+    assert_eq!(target.head("after-import").unwrap(), 1);
     assert!(target
         .list_outbox(None, &Default::default())
         .unwrap()
