@@ -23,7 +23,7 @@ extern "C" {
 
 #[wasm_bindgen]
 impl RunStoreCore {
-    /// The whole store as the bytes of one SQLite database file (8 KiB pages, rollback-journal mode): a consistent snapshot to download, keep, or load with `importDatabase` here or in any other store, native or in the browser.
+    /// The whole store as the bytes of one SQLite database file (in rollback-journal mode, with the store's page size): a consistent snapshot to download, keep, or load with `importDatabase` here or in any other store, native or in the browser.
     #[wasm_bindgen(js_name = exportDatabase, unchecked_return_type = "Uint8Array")]
     pub fn export_database(&self) -> Result<JsValue, JsValue> {
         self.call(|s| s.export_bytes().map(DatabaseFile))
