@@ -106,7 +106,11 @@ fn every_area_round_trips_through_a_file_into_a_fresh_store() {
 
     let target_path = dir.path().join("target.db");
     let mut target = SqliteStore::open(&target_path).unwrap();
+    // Another connection to the same file sees the import whole once it committed.
+    let watcher = SqliteStore::open(&target_path).unwrap();
+    assert_eq!(watcher.head("order-1").unwrap(), 0);
     let outcome = target.import_from(&file, None).unwrap();
+    assert_eq!(watcher.head("order-1").unwrap(), 2);
     assert_eq!(outcome.schema_version, SCHEMA_VERSION);
     assert!(!outcome.replayed);
     drop(target);
@@ -238,6 +242,18 @@ fn under_a_request_id_an_import_is_applied_once() {
         .unwrap();
     let error = target.import_bytes(&other, Some("import-1")).unwrap_err();
     assert_eq!(error.code(), "CONFLICT");
+
+    // A file whose own log holds the id (the exported store imported under it) takes it over.
+    let carried = target.export_bytes().unwrap();
+    let mut elsewhere = SqliteStore::open_in_memory().unwrap();
+    let outcome = elsewhere.import_bytes(&carried, Some("import-1")).unwrap();
+    assert!(!outcome.replayed);
+    assert!(
+        elsewhere
+            .import_bytes(&carried, Some("import-1"))
+            .unwrap()
+            .replayed
+    );
 }
 
 #[test]

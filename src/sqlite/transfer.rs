@@ -201,6 +201,9 @@ impl SqliteStore {
             copy_table(&tx, &table)?;
         }
         if let Some(id) = request_id {
+            // The file's own log may hold this id (from an import the exported store made
+            // under it): this import is what the id means here now.
+            tx.execute("DELETE FROM requests WHERE request_id = ?1", [id])?;
             record(&tx, id, fingerprint, &[])?;
         }
         tx.commit()?;
