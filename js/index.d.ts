@@ -87,7 +87,10 @@ export type Area =
   | 'artifacts'
   | 'conversations';
 
-/** What one commit changed, told to every tab after it committed. */
+/**
+ * What one commit changed, told to every tab after it committed. An `importDatabase` that
+ * replaced the store names every area and no workflow ids.
+ */
 export interface Change {
   /** The commit's request id (null for writes without one). */
   requestId: string | null;

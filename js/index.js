@@ -135,6 +135,7 @@ export class RunStore {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     const requestId = requestIdOf(method, args);
     if (requestId && method === 'commit') args = [{ ...args[0], requestId }];
+    if (requestId && method === 'importDatabase') args = [args[0], requestId];
     if (this.#tabs) return this.#tabs.call(method, args, requestId);
     return this.#post(method, args, requestId);
   }
@@ -175,6 +176,8 @@ export class RunStore {
 /** A new request id for a write (but a plain one, see PLAIN_WRITES), or a step without one. */
 function requestIdOf(method, args) {
   if (method in WRITE_OPERATIONS) return PLAIN_WRITES.has(method) ? null : newRequestId();
+  // An import replaces the whole store: sent again after a hand-off, it must not be applied twice.
+  if (method === 'importDatabase') return args[1] ?? newRequestId();
   if (method !== 'commit') return null;
   const step = args[0];
   if (!step || typeof step !== 'object') return null;

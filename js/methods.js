@@ -73,6 +73,8 @@ export const PARAMETERS = Object.freeze({
   purgeWorkflows: ['closedBefore', 'limit'],
   storageStats: [],
   vacuum: [],
+  exportDatabase: [],
+  importDatabase: ['bytes', 'requestId'],
 });
 
 export const METHODS = Object.freeze(Object.keys(PARAMETERS));
@@ -260,6 +262,12 @@ class ChangeBuilder {
       revisions: this.revisions,
     };
   }
+}
+
+/** The change notice of an import that replaced the store's content (null for a replay). */
+export function importChange(requestId, outcome) {
+  if (outcome.replayed) return null;
+  return { requestId: requestId ?? null, areas: [...AREAS], workflowIds: [], heads: {}, revisions: [] };
 }
 
 /** The change notice of a plain write (see PLAIN_WRITES) that returned. */

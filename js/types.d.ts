@@ -469,3 +469,13 @@ export interface StorageEstimate {
   usage: number;
   quota: number;
 }
+
+// ----- export and import -----
+
+/** What `importDatabase` did. */
+export interface ImportOutcome {
+  /** The file's schema version; an older file was migrated to the current one on the way in. */
+  schemaVersion: number;
+  /** True when the request id had imported this file already: nothing was done again. */
+  replayed: boolean;
+}

@@ -7,7 +7,7 @@
 // and announces every commit's changes to all tabs. Otherwise changes go to its own page.
 import { init, RunStoreCore } from './core.js';
 import { RunStoreError, serializeError } from './errors.js';
-import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS, plainChange, stepChange } from './methods.js';
+import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS, importChange, plainChange, stepChange } from './methods.js';
 
 const allowed = new Set(METHODS);
 let store = null;
@@ -139,6 +139,7 @@ function run(method, args, requestId) {
   const value = store[method](...args);
   if (method === 'commit') publish(stepChange(args[0], value));
   else if (PLAIN_WRITES.has(method)) publish(plainChange(method, args));
+  else if (method === 'importDatabase') publish(importChange(args[1], value));
   return value;
 }
 

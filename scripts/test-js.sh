@@ -17,4 +17,5 @@ node tests/js/readme-example.mjs README.md tests/app/src/readme-example.js
 tsc -p tests/app/tsconfig.json
 vite build tests/app --logLevel warn --emptyOutDir
 node --test --test-concurrency=1 tests/js/package.test.mjs tests/js/hostile-input.test.mjs \
-  tests/js/storage-full.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs
+  tests/js/storage-full.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs \
+  tests/js/export-import.test.mjs

@@ -49,6 +49,6 @@ pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 pub use sqlite::{
-    Durability, Medium, SqliteStore, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES, MAX_ID_BYTES,
-    MAX_JSON_DEPTH, SCHEMA_VERSION,
+    Durability, ImportOutcome, Medium, SqliteStore, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES,
+    MAX_ID_BYTES, MAX_JSON_DEPTH, SCHEMA_VERSION,
 };

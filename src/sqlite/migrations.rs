@@ -10,7 +10,7 @@ const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2
 /// The schema version this code writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-fn user_version(conn: &Connection) -> Result<u32> {
+pub(crate) fn user_version(conn: &Connection) -> Result<u32> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     u32::try_from(version).map_err(|_| Error::Corrupt {
         message: format!("user_version {version} is out of range"),
@@ -74,4 +74,33 @@ fn check(found: u32) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// One entry of a database's schema: its type (`table`, `index`), name, table and SQL text.
+pub(crate) type SchemaEntry = (String, String, String, Option<String>);
+
+/// The schema of the database `schema` (`main`, or an attached name) as SQLite keeps it,
+/// without SQLite's own objects, in a fixed order.
+pub(crate) fn schema_of(conn: &Connection, schema: &str) -> Result<Vec<SchemaEntry>> {
+    let sql = format!(
+        "SELECT type, name, tbl_name, sql FROM \"{}\".sqlite_schema
+         WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name",
+        schema.replace('"', "\"\"")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |row| {
+        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The schema a database of `version` has: the migrations up to it, applied to an empty
+/// database. There is one path to each version, so every store of that version has exactly
+/// this schema, SQL text included.
+pub(crate) fn expected_schema(version: u32) -> Result<Vec<SchemaEntry>> {
+    let conn = Connection::open_in_memory()?;
+    for sql in &MIGRATIONS[..version as usize] {
+        conn.execute_batch(sql)?;
+    }
+    schema_of(&conn, "main")
 }

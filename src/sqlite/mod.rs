@@ -17,6 +17,7 @@ pub(crate) mod revisions;
 mod run_journal;
 pub(crate) mod steps;
 mod timers;
+mod transfer;
 pub(crate) mod visibility;
 
 use std::cell::Cell;
@@ -27,6 +28,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
 pub use migrations::SCHEMA_VERSION;
+pub use transfer::ImportOutcome;
 
 /// How a commit must survive failures, named like IndexedDB's durability hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

@@ -70,7 +70,10 @@ impl std::io::Write for HashWriter {
 }
 
 /// The fingerprint and outcomes recorded for `request_id`.
-fn recorded(conn: &Connection, request_id: &str) -> Result<Option<(String, RequestRecord)>> {
+pub(super) fn recorded(
+    conn: &Connection,
+    request_id: &str,
+) -> Result<Option<(String, RequestRecord)>> {
     let row: Option<(String, i64, String)> = conn
         .prepare_cached(
             "SELECT fingerprint, committed_at, outcomes FROM requests WHERE request_id = ?1",
@@ -94,7 +97,7 @@ fn recorded(conn: &Connection, request_id: &str) -> Result<Option<(String, Reque
 }
 
 /// Records a request with its outcomes, then forgets the requests past the log's bounds.
-fn record(
+pub(super) fn record(
     conn: &Connection,
     request_id: &str,
     fingerprint: &str,

@@ -82,6 +82,13 @@ impl RunStoreCore {
         output(result)
     }
 
+    /// The open store, for the calls that need it alone (an import replaces its content).
+    pub(super) fn store_mut(&mut self) -> Result<&mut SqliteStore> {
+        self.store.as_mut().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        })
+    }
+
     /// As [`RunStoreCore::call`] for an operation that answers nothing: JS gets `undefined`.
     pub(super) fn call_unit(
         &self,

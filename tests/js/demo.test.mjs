@@ -243,6 +243,29 @@ test('a second tab shares the store: its workflow runs in the leader tab, and it
   assert.match(await page.textContent('#effects [data-verdict]'), /performed exactly once/);
 });
 
+test('Export downloads the store as a SQLite file; Import refuses another file and loads the export', async () => {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+  const file = await readFile(await download.path());
+  assert.equal(file.subarray(0, 16).toString('latin1'), 'SQLite format 3\0');
+  const ids = () => page.evaluate(async () => (await window.demo.store.listWorkflowIds()).items);
+  const exported = await ids();
+  page.on('dialog', (dialog) => dialog.accept());
+  await page.setInputFiles('#import-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a database') });
+  await page.waitForSelector('#banner.error');
+  assert.match(await page.textContent('#banner'), /INVALID_INPUT/);
+  // Written after the export: the import replaces it.
+  const checkpoint = { checkpointId: 'after-export', revision: 0, state: {}, updatedAt: 1 };
+  await page.evaluate((cp) => window.demo.store.compareAndSwapCheckpoint(cp, null), checkpoint);
+  await Promise.all([
+    page.waitForEvent('load'),
+    page.setInputFiles('#import-file', { name: download.suggestedFilename(), mimeType: 'application/vnd.sqlite3', buffer: file }),
+  ]);
+  await ready();
+  assert.deepEqual(await ids(), exported);
+  const gone = await page.evaluate(() => window.demo.store.loadCheckpoint('after-export').catch((e) => e.code));
+  assert.equal(gone, 'NOT_FOUND');
+});
+
 test('no page errors', () => {
   assert.deepEqual(problems, []);
   if (busyRetries.length) console.log(`opening the store was retried after BUSY ${busyRetries.length} time(s)`);

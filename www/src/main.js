@@ -5,6 +5,7 @@ import './style.css';
 import { Inspector } from './inspector.js';
 import { Runner } from './runner.js';
 import { STORE_NAME, deleteStore, openStore } from './store.js';
+import { setUpTransfer } from './transfer.js';
 import { resetWorld, worldLedger } from './world.js';
 
 const LOADS_KEY = 'runstore-demo:page-loads';
@@ -92,6 +93,10 @@ async function main() {
   inspector.start();
   window.demo = { store, runner, worldLedger }; // for the console: try `await demo.store.listActive()`
   document.body.dataset.store = 'ready';
+
+  setUpTransfer(store, (error) =>
+    showBanner('error', `<strong>${error.code ?? 'Error'}:</strong> ${error.message}`),
+  );
 
   const reset = document.getElementById('reset');
   reset.disabled = false;

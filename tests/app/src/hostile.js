@@ -275,6 +275,8 @@ function validArgs(r) {
     saveConversation: [{ conversationId: 'conv2', revision: 0, formatVersion: 1, state: new Uint8Array(1), updatedAt: NOW }, null],
     commit: [{ requestId: `req-${r.int(9)}`, operations: [{ op: 'scheduleTimer', workflowId: 'wf', timerId: 't3', fireAt: NOW }] }],
     requestOutcome: [`req-${r.int(9)}`], purgeWorkflows: [NOW, 10], storageStats: [], vacuum: [],
+    // Never a runstore database: every import here is refused, and must change nothing.
+    exportDatabase: [], importDatabase: [new Uint8Array(512), null],
   };
 }
 

@@ -17,6 +17,7 @@ import {
   type PackageMeta,
   type PurgeCounts,
   type StorageEstimate,
+  type ImportOutcome,
   storageEstimate,
   requestPersistence,
 } from 'runstore';
@@ -99,7 +100,11 @@ export async function typedUsage(): Promise<number> {
   const persisted: boolean = await requestPersistence();
   void persisted;
   await store.close();
-  return head + summary.head + estimate.usage;
+  const file: Uint8Array = await store.exportDatabase();
+  const imported: ImportOutcome = await store.importDatabase(file, 'import-1');
+  const replayed: boolean = (await store.importDatabase(file)).replayed;
+  void replayed;
+  return head + summary.head + estimate.usage + imported.schemaVersion;
 }
 
 // @ts-expect-error: a settlement names the claim's token.

@@ -1,0 +1,352 @@
+//! Export and import of a whole store as one SQLite database file: a file an application can
+//! keep, download or send, and load again into any store, native or in the browser.
+//!
+//! Export takes a consistent snapshot with SQLite's backup API (writers may go on meanwhile),
+//! compacts it and hands it out in rollback-journal mode, so that the file opens in any SQLite
+//! tool without `-wal` or `-shm` files next to it.
+//!
+//! Import checks the file before it touches the store (a SQLite database, SQLite's integrity
+//! check passes, exactly the runstore schema of a version this code knows, migrated in memory
+//! when older), then replaces the rows of every table in one `IMMEDIATE` transaction: all of
+//! the file is in the store, or none of it and the store is as it was. Replacing rows rather
+//! than pages keeps the store's own page size, journal mode and auto-vacuum, so a file of the
+//! browser's 8 KiB pages loads into a native store of 4 KiB pages and back, on any VFS and with
+//! the store open. (The sahpool VFS's transfer helpers copy whole pool files by name and refuse
+//! to replace a file, which could not be atomic.)
+
+use std::io::Read;
+
+use rusqlite::backup::{Backup, StepResult};
+use rusqlite::{Connection, Transaction, TransactionBehavior, MAIN_DB};
+use sha2::{Digest, Sha256};
+
+use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
+use super::steps::{record, recorded};
+use super::{check_id, SqliteStore};
+use crate::error::{clip, Error, Result};
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportOutcome {
+    /// The schema version of the file; an older one was migrated to [`SCHEMA_VERSION`] on
+    /// the way in.
+    pub schema_version: u32,
+    /// True when the request id had imported this file already: nothing was done again.
+    pub replayed: bool,
+}
+
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// The length of a SQLite database file's header.
+const HEADER_BYTES: usize = 100;
+
+/// The name the file being imported is attached under, for the copy.
+const IMPORT_SCHEMA: &str = "runstore_import";
+
+impl SqliteStore {
+    /// The whole store as the bytes of one SQLite database file, for [`SqliteStore::import_bytes`]
+    /// (here or in any other store, native or in the browser). A consistent snapshot: writes
+    /// that commit meanwhile are in it entirely or not at all.
+    ///
+    /// Holds about twice the database's size in memory while it runs.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] when another connection's write kept the snapshot from completing;
+    /// [`Error::Backend`] (or [`Error::StorageFull`] for memory) otherwise.
+    pub fn export_bytes(&self) -> Result<Vec<u8>> {
+        let mut copy = Connection::open_in_memory()?;
+        {
+            let backup = Backup::new(&self.conn, &mut copy)?;
+            if backup.step(-1)? != StepResult::Done {
+                return Err(Error::Busy {
+                    message: "another connection held the database during the export".into(),
+                });
+            }
+        }
+        // Leaves out the free pages the snapshot copied.
+        copy.execute_batch("VACUUM")?;
+        let mut bytes = copy.serialize(MAIN_DB)?.to_vec();
+        set_rollback_mode(&mut bytes);
+        Ok(bytes)
+    }
+
+    /// Writes the whole store, compacted, to a new database file at `path` (`VACUUM INTO`),
+    /// without holding it in memory. A consistent snapshot, as [`SqliteStore::export_bytes`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (field `path`) when `path` exists or is not UTF-8;
+    /// [`Error::StorageFull`] or [`Error::Backend`] when the file cannot be written.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn export_to(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        let path = path.as_ref();
+        let text = path
+            .to_str()
+            .ok_or_else(|| Error::invalid("path", "is not valid UTF-8"))?;
+        if path.exists() {
+            return Err(Error::invalid(
+                "path",
+                format!("{} exists already; an export writes a new file", clip(text)),
+            ));
+        }
+        self.conn.execute("VACUUM INTO ?1", [text])?;
+        Ok(())
+    }
+
+    /// Replaces everything in the store with the database in `bytes` (a file from
+    /// [`SqliteStore::export_bytes`] or [`SqliteStore::export_to`]), after checking it: a
+    /// SQLite database whose integrity check passes, with the runstore schema of a version this
+    /// code knows (an older one is migrated). All of the file is imported or nothing is.
+    ///
+    /// Under a `request_id` the import is recorded in the store's request log in the same
+    /// transaction: sent again, it imports nothing more and answers `replayed: true`.
+    ///
+    /// Holds about three times the file's size in memory while it runs.
+    ///
+    /// # Errors
+    /// Nothing is changed on any error.
+    /// - [`Error::InvalidInput`] (field `bytes`) for anything but a runstore database that
+    ///   passes the checks; (field `requestId`) for a bad request id.
+    /// - [`Error::SchemaTooNew`] for a file written by a newer version.
+    /// - [`Error::Conflict`] when `request_id` was used for another request.
+    /// - [`Error::Busy`], [`Error::StorageFull`], [`Error::Backend`] from the database.
+    pub fn import_bytes(
+        &mut self,
+        bytes: &[u8],
+        request_id: Option<&str>,
+    ) -> Result<ImportOutcome> {
+        self.import_as("bytes", bytes, request_id)
+    }
+
+    /// As [`SqliteStore::import_bytes`] for the database file at `path`, which is read and
+    /// never changed.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::import_bytes`], with the field `path`; a file that cannot be read is
+    /// [`Error::InvalidInput`].
+    #[cfg(not(target_family = "wasm"))]
+    pub fn import_from(
+        &mut self,
+        path: impl AsRef<std::path::Path>,
+        request_id: Option<&str>,
+    ) -> Result<ImportOutcome> {
+        let bytes = std::fs::read(path.as_ref())
+            .map_err(|error| Error::invalid("path", format!("cannot be read: {error}")))?;
+        self.import_as("path", &bytes, request_id)
+    }
+
+    fn import_as(
+        &mut self,
+        field: &str,
+        bytes: &[u8],
+        request_id: Option<&str>,
+    ) -> Result<ImportOutcome> {
+        if let Some(id) = request_id {
+            check_id("requestId", id)?;
+        }
+        let schema_version = check_header(field, bytes)?;
+        let fingerprint = import_fingerprint(bytes);
+        let done = ImportOutcome {
+            schema_version,
+            replayed: true,
+        };
+        // A retry is answered before the file is read again.
+        if let Some(id) = request_id {
+            if already_imported(self.conn(), id, &fingerprint)? {
+                return Ok(done);
+            }
+        }
+        let mut candidate = load_checked(field, bytes)?;
+        let image = candidate.serialize(MAIN_DB)?;
+        self.conn
+            .execute_batch(&format!("ATTACH ':memory:' AS {IMPORT_SCHEMA}"))?;
+        let copied = self
+            .conn
+            .deserialize_read_exact(IMPORT_SCHEMA, &image[..], image.len(), false)
+            .map_err(Error::from)
+            .and_then(|()| self.replace_with_attached(field, request_id, &fingerprint));
+        let detached = self.conn.execute_batch(&format!("DETACH {IMPORT_SCHEMA}"));
+        let replayed = copied?;
+        detached?;
+        if !replayed {
+            // The previous content's pages are free now: give them back.
+            self.release_space();
+        }
+        Ok(ImportOutcome { replayed, ..done })
+    }
+
+    /// Replaces the rows of every table with the attached file's, in one transaction.
+    /// Returns true when the request id turned out to have imported this file already.
+    fn replace_with_attached(
+        &self,
+        field: &str,
+        request_id: Option<&str>,
+        fingerprint: &str,
+    ) -> Result<bool> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        if let Some(id) = request_id {
+            // Again under the write lock: another connection may have imported meanwhile.
+            if already_imported(&tx, id, fingerprint)? {
+                return Ok(true);
+            }
+        }
+        if schema_of(&tx, "main")? != schema_of(&tx, IMPORT_SCHEMA)? {
+            return Err(Error::invalid(
+                field,
+                "has another schema than this store after migration",
+            ));
+        }
+        for table in tables(&tx)? {
+            copy_table(&tx, &table)?;
+        }
+        if let Some(id) = request_id {
+            // The file's own log may hold this id (from an import the exported store made
+            // under it): this import is what the id means here now.
+            tx.execute("DELETE FROM requests WHERE request_id = ?1", [id])?;
+            record(&tx, id, fingerprint, &[])?;
+        }
+        tx.commit()?;
+        Ok(false)
+    }
+}
+
+/// Checks what can be checked without reading the file as a database: the signature, and a
+/// length of whole pages. Returns the schema version the header names (`user_version`).
+fn check_header(field: &str, bytes: &[u8]) -> Result<u32> {
+    if bytes.len() < HEADER_BYTES || !bytes.starts_with(SQLITE_MAGIC) {
+        return Err(Error::invalid(field, "is not a SQLite database file"));
+    }
+    let page_size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65_536,
+        size => usize::from(size),
+    };
+    if !page_size.is_power_of_two() || page_size < 512 || !bytes.len().is_multiple_of(page_size) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "is not a whole SQLite database file: {} bytes in pages of {page_size}",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(u32::from_be_bytes([
+        bytes[60], bytes[61], bytes[62], bytes[63],
+    ]))
+}
+
+/// Loads the file into a private in-memory database and checks it: SQLite's integrity check,
+/// a known schema version, exactly that version's schema. Brings it to the current version.
+fn load_checked(field: &str, bytes: &[u8]) -> Result<Connection> {
+    let refuse = |reason: String| Error::invalid(field, reason);
+    // In rollback mode: an in-memory database cannot open a file whose header says WAL.
+    let mut header = bytes[..HEADER_BYTES].to_vec();
+    set_rollback_mode(&mut header);
+    let mut conn = Connection::open_in_memory()?;
+    conn.deserialize_read_exact(
+        MAIN_DB,
+        header.as_slice().chain(&bytes[HEADER_BYTES..]),
+        bytes.len(),
+        false,
+    )
+    .map_err(|error| refuse(format!("cannot be loaded as a SQLite database: {error}")))?;
+    let problems = integrity_problems(&conn)
+        .map_err(|error| refuse(format!("cannot be read as a SQLite database: {error}")))?;
+    if let Some(first) = problems.first() {
+        return Err(refuse(format!(
+            "fails SQLite's integrity check: {}",
+            clip(first)
+        )));
+    }
+    let version = migrations::user_version(&conn)?;
+    if version == 0 {
+        return Err(refuse(
+            "is not a runstore database (its schema version is 0)".into(),
+        ));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if schema_of(&conn, "main")? != expected_schema(version)? {
+        return Err(refuse(format!(
+            "is not a runstore database: its schema is not that of version {version}"
+        )));
+    }
+    migrations::migrate(&conn)?;
+    Ok(conn)
+}
+
+/// What SQLite's integrity check reports, at most ten problems; empty when it passes.
+fn integrity_problems(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("PRAGMA integrity_check(10)")?;
+    let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+    let mut problems = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    problems.retain(|line| line != "ok");
+    Ok(problems)
+}
+
+/// Marks a database image as in rollback-journal mode (header bytes 18 and 19, the file format
+/// write and read versions): SQLite then opens it without a WAL, and a store sets its own
+/// journal mode when it opens it.
+fn set_rollback_mode(image: &mut [u8]) {
+    if let Some(versions) = image.get_mut(18..20) {
+        versions.copy_from_slice(&[1, 1]);
+    }
+}
+
+/// The request log's fingerprint of importing `bytes`.
+fn import_fingerprint(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("import:{hex}")
+}
+
+/// Whether `request_id` imported this file already; [`Error::Conflict`] when it was used for
+/// another request.
+fn already_imported(conn: &Connection, request_id: &str, fingerprint: &str) -> Result<bool> {
+    match recorded(conn, request_id)? {
+        None => Ok(false),
+        Some((recorded, _)) if recorded == fingerprint => Ok(true),
+        Some(_) => Err(Error::Conflict {
+            entity: "request",
+            id: request_id.to_owned(),
+            expected: None,
+            actual: None,
+        }),
+    }
+}
+
+/// The store's tables (not SQLite's own).
+fn tables(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT name FROM pragma_table_list
+         WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'
+         ORDER BY name",
+    )?;
+    let names = stmt.query_map([], |row| row.get(0))?;
+    Ok(names.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Replaces the rows of `table` with those of the attached file's table of the same name.
+fn copy_table(conn: &Connection, table: &str) -> Result<()> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1, 'main') ORDER BY cid")?;
+    let columns = stmt
+        .query_map([table], |row| row.get::<_, String>(0))?
+        .map(|name| name.map(|name| quote(&name)))
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .join(", ");
+    let table = quote(table);
+    conn.execute_batch(&format!(
+        "DELETE FROM main.{table};
+         INSERT INTO main.{table} ({columns}) SELECT {columns} FROM {IMPORT_SCHEMA}.{table};"
+    ))?;
+    Ok(())
+}
+
+/// `name` as a quoted SQL identifier.
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
