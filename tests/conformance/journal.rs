@@ -24,6 +24,7 @@ pub const CASES: &[Case] = cases![
     decode_check_names_the_first_undecodable_event,
     a_failure_inside_the_transaction_rolls_back_the_whole_append,
     json_is_read_back_exactly_and_too_deep_json_is_refused,
+    payloads_come_back_with_their_keys_in_the_order_written,
 ];
 
 pub fn started(workflow_type: &str, run_id: &str, at: Millis) -> Event {
@@ -788,4 +789,49 @@ fn a_misfit_lifecycle_event_in_a_batch_writes_nothing(backend: &dyn Backend) {
         "{error:?}"
     );
     assert_eq!(store.head("wf").unwrap(), 1);
+}
+
+/// JSON text whose keys are not in sorted order, at every level.
+const UNSORTED: &str =
+    r#"{"zeta":1,"alpha":{"y":[{"k":true,"b":null}],"c":"x"},"Mid":2.5,"_":[],"10":{},"1":0}"#;
+
+fn payloads_come_back_with_their_keys_in_the_order_written(backend: &dyn Backend) {
+    let location = backend.fresh();
+    let store = location.open();
+    let data: serde_json::Value = serde_json::from_str(UNSORTED).unwrap();
+    let event = Event {
+        data: data.clone(),
+        ..custom("unsorted", 1)
+    };
+    store.append("wf", &[event], 0).unwrap();
+    let checkpoint = Checkpoint {
+        checkpoint_id: "cp".into(),
+        run_id: None,
+        revision: 0,
+        state: data.clone(),
+        updated_at: 1,
+    };
+    store
+        .compare_and_swap_checkpoint(&checkpoint, None)
+        .unwrap();
+    let run_event = RunEvent {
+        event_id: "e1".into(),
+        run_id: "r1".into(),
+        sequence: 0,
+        recorded_at: 1,
+        data,
+    };
+    store.record_run_event(&run_event).unwrap();
+    let check = |store: &SqliteStore| {
+        let history = store.read_history("wf", &PageRequest::default()).unwrap();
+        let text = |value: &serde_json::Value| serde_json::to_string(value).unwrap();
+        assert_eq!(text(&history.items[0].event.data), UNSORTED);
+        assert_eq!(text(&store.load_checkpoint("cp").unwrap().state), UNSORTED);
+        let run_events = store
+            .read_run_events("r1", &PageRequest::default())
+            .unwrap();
+        assert_eq!(text(&run_events.items[0].data), UNSORTED);
+    };
+    check(&store);
+    after_reopen(&*location, store, check);
 }
