@@ -91,6 +91,7 @@ pub fn run_all(open: OpenStore, clock: Clock) -> Vec<Figure> {
         w1_single_appends(open, clock),
         w2_batched_appends(open, clock),
         w3_history_reads(open, clock),
+        w3_history_reads_as_json(open, clock),
         w4_outbox(open, clock),
         w5_checkpoint_cas(open, clock),
     ]
@@ -208,11 +209,11 @@ pub fn w1_single_appends(open: OpenStore, clock: Clock) -> Figure {
     }
 }
 
-const W2_WORKFLOWS: usize = 200;
-const W2_EVENTS: usize = 500;
+pub const W2_WORKFLOWS: usize = 200;
+pub const W2_EVENTS: usize = 500;
 const W2_BATCH: usize = 100;
 
-fn w2_store(store: &SqliteStore) {
+pub fn w2_store(store: &SqliteStore) {
     for w in 0..W2_WORKFLOWS {
         for start in (0..W2_EVENTS).step_by(W2_BATCH) {
             let batch: Vec<Event> = (start..start + W2_BATCH)
@@ -271,27 +272,54 @@ pub fn w3_history_reads(open: OpenStore, clock: Clock) -> Figure {
     });
     let conn = open("w3-raw").into_connection();
     w2_raw(&conn);
-    let raw_ms = timed(clock, || {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT seq, event FROM events WHERE workflow_id = ?1 AND seq >= ?2 ORDER BY seq",
-            )
-            .unwrap();
-        for w in 0..W2_WORKFLOWS {
-            let rows: Vec<(i64, Vec<u8>)> = stmt
-                .query_map(params![wf(w), 0], |row| Ok((row.get(0)?, row.get(1)?)))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
-            assert_eq!(rows.len(), W2_EVENTS);
-        }
-    });
+    let raw_ms = timed(clock, || w3_raw(&conn));
     Figure {
         workload: "W3 history reads",
         unit: "events",
         count: (W2_WORKFLOWS * W2_EVENTS) as u64,
         store_ms,
         raw_ms,
+    }
+}
+
+/// W3 through `read_history_json`: each workflow's page as JSON text, the form a JS caller
+/// gets it in; the plain-SQL side reads the same rows as bytes.
+pub fn w3_history_reads_as_json(open: OpenStore, clock: Clock) -> Figure {
+    let store = open("w3-json-store");
+    w2_store(&store);
+    let store_ms = timed(clock, || {
+        for w in 0..W2_WORKFLOWS {
+            let text = store
+                .read_history_json(&wf(w), 0, &PageRequest::default())
+                .unwrap();
+            assert!(text.ends_with(r#"],"nextCursor":null}"#));
+        }
+    });
+    let conn = open("w3-json-raw").into_connection();
+    w2_raw(&conn);
+    let raw_ms = timed(clock, || w3_raw(&conn));
+    Figure {
+        workload: "W3 history reads, JSON text",
+        unit: "events",
+        count: (W2_WORKFLOWS * W2_EVENTS) as u64,
+        store_ms,
+        raw_ms,
+    }
+}
+
+fn w3_raw(conn: &Connection) {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, event FROM events WHERE workflow_id = ?1 AND seq >= ?2 ORDER BY seq",
+        )
+        .unwrap();
+    for w in 0..W2_WORKFLOWS {
+        let rows: Vec<(i64, Vec<u8>)> = stmt
+            .query_map(params![wf(w), 0], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows.len(), W2_EVENTS);
     }
 }
 
