@@ -394,8 +394,8 @@ fn w4_raw(conn: &Connection, now: i64) {
         let mut insert = tx
             .prepare_cached(
                 "INSERT INTO outbox (dispatch_key, workflow_id, ordinal, activity_type, input,
-                   status, attempt, visible_after, run_id, namespace, task_queue, node)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11)
+                   status, attempt, visible_after, run_id, namespace, task_queue, node, max_attempts)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                  ON CONFLICT (dispatch_key) DO NOTHING",
             )
             .unwrap();
@@ -412,7 +412,8 @@ fn w4_raw(conn: &Connection, now: i64) {
                     row.run_id,
                     row.namespace,
                     row.task_queue,
-                    row.node
+                    row.node,
+                    10
                 ])
                 .unwrap();
         }
@@ -421,10 +422,17 @@ fn w4_raw(conn: &Connection, now: i64) {
     }
     let mut done = 0;
     loop {
+        // The claim as the store makes it: a fresh token from the store-wide counter.
         let tx = immediate();
-        let keys: Vec<String> = tx
+        let token: i64 = tx
+            .prepare_cached("SELECT last_token FROM outbox_claim_counter WHERE id = 1")
+            .unwrap()
+            .query_row([], |row| row.get::<_, i64>(0))
+            .unwrap()
+            + 1;
+        let claims: Vec<(String, i64)> = tx
             .prepare_cached(
-                "UPDATE outbox SET status = 'claimed', claimed_at = ?1
+                "UPDATE outbox SET status = 'claimed', claimed_at = ?1, claim_token = ?7
                  WHERE dispatch_key IN (
                    SELECT dispatch_key FROM outbox
                    WHERE status = 'pending' AND visible_after <= ?1
@@ -435,7 +443,8 @@ fn w4_raw(conn: &Connection, now: i64) {
                    ORDER BY visible_after, dispatch_key
                    LIMIT ?2)
                  RETURNING dispatch_key, workflow_id, ordinal, activity_type, input, status,
-                   attempt, visible_after, claimed_at, run_id, namespace, task_queue, node",
+                   attempt, visible_after, claimed_at, run_id, namespace, task_queue, node,
+                   claim_token, max_attempts, dead_reason",
             )
             .unwrap()
             .query_map(
@@ -445,32 +454,41 @@ fn w4_raw(conn: &Connection, now: i64) {
                     "[]",
                     None::<String>,
                     None::<String>,
-                    None::<String>
+                    None::<String>,
+                    token
                 ],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(13)?)),
             )
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
+        if !claims.is_empty() {
+            tx.prepare_cached("UPDATE outbox_claim_counter SET last_token = ?1 WHERE id = 1")
+                .unwrap()
+                .execute([token])
+                .unwrap();
+        }
         tx.commit().unwrap();
-        if keys.is_empty() {
+        if claims.is_empty() {
             break;
         }
-        done += keys.len();
+        done += claims.len();
+        // Each claimed row completed under its token, all in one transaction.
         let tx = immediate();
-        let completed: Vec<String> = tx
+        let mut complete = tx
             .prepare_cached(
                 "UPDATE outbox SET status = 'done'
-                 WHERE dispatch_key IN (SELECT value FROM json_each(?1))
-                   AND status IN ('pending', 'claimed')
-                 RETURNING dispatch_key",
+                 WHERE dispatch_key = ?1 AND claim_token = ?2 AND status IN ('pending', 'claimed')
+                 RETURNING status",
             )
-            .unwrap()
-            .query_map([serde_json::to_string(&keys).unwrap()], |row| row.get(0))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
             .unwrap();
-        assert_eq!(completed.len(), keys.len());
+        for (key, token) in &claims {
+            let status: String = complete
+                .query_row(params![key, token], |row| row.get(0))
+                .unwrap();
+            assert_eq!(status, "done");
+        }
+        drop(complete);
         tx.commit().unwrap();
     }
     assert_eq!(done, W4_ROWS);
@@ -527,8 +545,8 @@ pub fn w5_checkpoint_cas(open: OpenStore, clock: Clock) -> Figure {
             let expected = (n / W5_CHECKPOINTS) as i64;
             let changed = tx
                 .prepare_cached(
-                    "UPDATE checkpoints SET run_id = ?2, revision = ?3, state = ?4, updated_at = ?5
-                     WHERE checkpoint_id = ?1 AND revision = ?3 - 1",
+                    "UPDATE checkpoints SET revision = ?3, state = ?4, updated_at = ?5
+                     WHERE checkpoint_id = ?1 AND revision = ?3 - 1 AND run_id IS ?2",
                 )
                 .unwrap()
                 .execute(params![
