@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use runstore::{Durability, SqliteStore};
+use rusqlite::Connection;
 use workloads::{encoded_payload, wf, Projection, RawJournal};
 
 fn main() {
@@ -42,24 +43,21 @@ fn main() {
             workloads::table(&format!("native, {medium}"), &figures)
         );
         if medium == "file" {
-            wal_per_append(dir.path());
+            wal_per_commit(dir.path());
         }
     }
 }
 
-/// Prints what one single-event append adds to the WAL, by page size and by how the
-/// `workflows` row is kept: 100 workflows, then 10 appends to each with checkpoints off.
-fn wal_per_append(dir: &Path) {
-    const WORKFLOWS: usize = 100;
-    const APPENDS: usize = 10;
-    println!("\nnative, file: WAL bytes per single-event append\n");
-    println!("| page size | workflows row | WAL bytes per append | pages per append |");
+/// Prints what one commit adds to the WAL, by page size and by the SQL of the write: a
+/// single-event append to one of 100 workflows (the `workflows` row rewritten whole, or only
+/// its head and time), and a compare-and-swap of one of 100 checkpoints (naming `run_id`, or
+/// not). 1000 commits each, checkpoints off.
+fn wal_per_commit(dir: &Path) {
+    println!("\nnative, file: WAL bytes per commit\n");
+    println!("| page size | commit | WAL bytes per commit | pages per commit |");
     println!("|---:|---|---:|---:|");
     for page_size in [8192, 4096] {
-        for (name, projection) in [
-            ("whole row rewritten", Projection::WholeRow),
-            ("head and time only", Projection::HeadOnly),
-        ] {
+        for (name, write) in WAL_WRITES {
             let path = dir.join(format!("wal-{page_size}-{}.db", name.len()));
             // A file that has a page keeps its page size; the store sets its own on empty
             // files only.
@@ -74,28 +72,83 @@ fn wal_per_append(dir: &Path) {
                 .pragma_query_value(None, "page_size", |row| row.get(0))
                 .unwrap();
             assert_eq!(size, page_size);
-            let raw = RawJournal {
-                conn: &conn,
-                projection,
-            };
-            for w in 0..WORKFLOWS {
-                raw.append(&wf(w), &[encoded_payload(w, 0)], 0);
-            }
-            conn.execute_batch("PRAGMA wal_autocheckpoint = 0; PRAGMA wal_checkpoint(TRUNCATE);")
-                .unwrap();
-            for n in 1..=APPENDS {
-                for w in 0..WORKFLOWS {
-                    raw.append(&wf(w), &[encoded_payload(w, n)], n as i64);
-                }
-            }
+            let commits = write(&conn, &|| {
+                conn.execute_batch(
+                    "PRAGMA wal_autocheckpoint = 0; PRAGMA wal_checkpoint(TRUNCATE);",
+                )
+                .unwrap()
+            });
             let wal = std::fs::metadata(format!("{}-wal", path.display()))
                 .unwrap()
                 .len();
-            let per_append = wal as f64 / (WORKFLOWS * APPENDS) as f64;
+            let per_commit = wal as f64 / commits as f64;
             println!(
-                "| {page_size} | {name} | {per_append:.0} | {:.2} |",
-                per_append / (page_size + 24) as f64
+                "| {page_size} | {name} | {per_commit:.0} | {:.2} |",
+                per_commit / (page_size + 24) as f64
             );
         }
     }
+}
+
+/// A write measured by [`wal_per_commit`]: sets its rows up, calls `start`, commits; returns
+/// how many commits followed `start`.
+type WalWrite = fn(&Connection, &dyn Fn()) -> usize;
+
+const WAL_WRITES: [(&str, WalWrite); 4] = [
+    ("append, workflows row rewritten whole", |conn, start| {
+        appends(conn, start, Projection::WholeRow)
+    }),
+    ("append, head and time only", |conn, start| {
+        appends(conn, start, Projection::HeadOnly)
+    }),
+    ("checkpoint CAS naming run_id", |conn, start| {
+        checkpoint_updates(conn, start, true)
+    }),
+    ("checkpoint CAS keeping its run", |conn, start| {
+        checkpoint_updates(conn, start, false)
+    }),
+];
+
+fn appends(conn: &Connection, start: &dyn Fn(), projection: Projection) -> usize {
+    let raw = RawJournal { conn, projection };
+    for w in 0..100 {
+        raw.append(&wf(w), &[encoded_payload(w, 0)], 0);
+    }
+    start();
+    for n in 1..=10 {
+        for w in 0..100 {
+            raw.append(&wf(w), &[encoded_payload(w, n)], n as i64);
+        }
+    }
+    1000
+}
+
+fn checkpoint_updates(conn: &Connection, start: &dyn Fn(), naming_run: bool) -> usize {
+    let state = |n: i64| format!(r#"{{"step":{n},"messages":12,"cursor":"msg_01HZX3K9Q7"}}"#);
+    for i in 0..100 {
+        conn.execute(
+            "INSERT INTO checkpoints (checkpoint_id, run_id, revision, state, updated_at)
+             VALUES (?1, 'run-1', 0, ?2, 0)",
+            rusqlite::params![format!("cp-{i}"), state(0)],
+        )
+        .unwrap();
+    }
+    start();
+    let sql = if naming_run {
+        "UPDATE checkpoints SET run_id = ?2, revision = ?3, state = ?4, updated_at = ?5
+         WHERE checkpoint_id = ?1 AND revision = ?3 - 1"
+    } else {
+        "UPDATE checkpoints SET revision = ?3, state = ?4, updated_at = ?5
+         WHERE checkpoint_id = ?1 AND revision = ?3 - 1 AND run_id IS ?2"
+    };
+    for n in 0..1000_i64 {
+        let changed = conn
+            .execute(
+                sql,
+                rusqlite::params![format!("cp-{}", n % 100), "run-1", n / 100 + 1, state(n), n],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+    1000
 }

@@ -114,19 +114,28 @@ impl<D> WireEvent<D> {
 }
 
 /// Checks an event's JSON text as [`Event`] reads it, without building its `data`, and that
-/// every number in it reads back exactly as a JS number (an integer beyond ±(2^53 − 1) would
+/// every number in it (`recordedAt` too) reads back exactly as a JS number (an integer beyond ±(2^53 − 1) would
 /// not). Returns whether the text has a `data` field (an absent one reads as `null`).
 ///
 /// # Errors
 /// Why the text is not an event, as decoding it would say, or which number is out of range.
 pub(crate) fn check_event_json(json: &[u8]) -> Result<bool, String> {
     let wire: WireEvent<ExactJson> = serde_json::from_slice(json).map_err(|e| e.to_string())?;
-    let (_, _, data) = wire.into_parts()?;
+    let (_, recorded_at, data) = wire.into_parts()?;
+    exact_integer(recorded_at.unsigned_abs(), recorded_at)?;
     Ok(data.present)
 }
 
 /// Integers up to this magnitude are exact in an `f64`, so in JS.
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Refuses an integer of `magnitude` that JS would not read exactly.
+fn exact_integer(magnitude: u64, shown: impl std::fmt::Display) -> Result<(), String> {
+    if magnitude > MAX_SAFE_INTEGER {
+        return Err(format!("integer {shown} is beyond what JS reads exactly"));
+    }
+    Ok(())
+}
 
 /// A JSON value checked and dropped as it is read: nothing is allocated for it.
 #[derive(Default)]
@@ -155,21 +164,11 @@ impl<'de> serde::de::Visitor<'de> for ExactJsonVisitor {
     }
 
     fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<(), E> {
-        if n > MAX_SAFE_INTEGER {
-            return Err(E::custom(format!(
-                "integer {n} is beyond what JS reads exactly"
-            )));
-        }
-        Ok(())
+        exact_integer(n, n).map_err(E::custom)
     }
 
     fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<(), E> {
-        if n.unsigned_abs() > MAX_SAFE_INTEGER {
-            return Err(E::custom(format!(
-                "integer {n} is beyond what JS reads exactly"
-            )));
-        }
-        Ok(())
+        exact_integer(n.unsigned_abs(), n).map_err(E::custom)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<(), E> {

@@ -67,12 +67,23 @@ fn decode_at(workflow_id: &str, seq: u64, blob: &[u8]) -> Result<Event> {
     decode(blob).map_err(|reason| undecodable(workflow_id, seq, reason))
 }
 
+/// Refuses a seq that JS would not read exactly, as a typed page handed to JS would.
+fn check_seq_for_json(seq: u64) -> std::result::Result<(), String> {
+    if seq >= 1 << 53 {
+        return Err(format!("seq {seq} is beyond what JS reads exactly"));
+    }
+    Ok(())
+}
+
 /// Appends the JSON of the [`StoredEvent`] `seq` to `out`: the stored text itself behind its
 /// seq once it is checked as a decode would check it, so that its `data` is never built as a
 /// value. An event stored in another shape (no `data`, whitespace around it) is decoded and
 /// written anew.
 fn push_event_json(out: &mut String, workflow_id: &str, seq: u64, blob: &[u8]) -> Result<()> {
-    let checked = stored_json(blob).and_then(|json| Ok((json, check_event_json(json)?)));
+    let checked = stored_json(blob).and_then(|json| {
+        check_seq_for_json(seq)?;
+        Ok((json, check_event_json(json)?))
+    });
     let (json, has_data) = checked.map_err(|reason| undecodable(workflow_id, seq, reason))?;
     match (has_data, std::str::from_utf8(json)) {
         (true, Ok(text)) if text.starts_with('{') => {

@@ -909,6 +909,8 @@ fn history_as_json_text_is_the_typed_page_written_out(backend: &dyn Backend) {
         r#"X'01' || '{"type":"exploded","recordedAt":2,"data":1}'"#,
         r#"X'01' || '{"type":"custom","name":"x","recordedAt":2,"data":[1,'"#,
         r#"X'01' || '{"type":"custom","name":"x","recordedAt":2,"data":{"n":9007199254740993}}'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":-9007199254740992,"data":1}'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":-9007199254740992,"data":1}'"#,
     ] {
         store
             .raw_execute(&format!(
