@@ -11,9 +11,10 @@ mod workloads;
 use std::cell::RefCell;
 
 use runstore::wasm::{install_pool, open_in_memory, OpfsPool};
-use runstore::{Durability, SqliteStore};
+use runstore::{Durability, EventJournal, PageRequest, SqliteStore};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
+use workloads::{w2_store, wf, W2_EVENTS, W2_WORKFLOWS};
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
@@ -105,4 +106,63 @@ async fn workloads_on_opfs_and_memory() {
     let started = now();
     let figures = workloads::run_all(&|_| open_in_memory().expect("open memory store"), &now);
     print_table("browser, memory", &figures, started);
+    histories_handed_to_js();
+}
+
+/// W3 as a JS caller gets it, on memory: the store's page as JSON text and one `JSON.parse`
+/// (what `RunStoreCore.readHistory` does), the typed page converted by serde-wasm-bindgen
+/// (what it did before), and plain SQL whose every event is `JSON.parse`d on its own (what an
+/// application of the official SQLite build does). Events per second and the ratios.
+fn histories_handed_to_js() {
+    let store = open_in_memory().unwrap();
+    w2_store(&store);
+    let page = PageRequest::default();
+    let events = (W2_WORKFLOWS * W2_EVENTS) as f64;
+    let rate = |f: &dyn Fn(&str) -> usize| {
+        let start = now();
+        for w in 0..W2_WORKFLOWS {
+            assert_eq!(f(&wf(w)), W2_EVENTS);
+        }
+        events / ((now() - start) / 1000.0)
+    };
+    let length = |value: &wasm_bindgen::JsValue| {
+        let items = js_sys::Reflect::get(value, &"items".into()).unwrap();
+        js_sys::Array::from(&items).length() as usize
+    };
+    let as_text = rate(&|id| {
+        let text = store.read_history_json(id, 0, &page).unwrap();
+        length(&js_sys::JSON::parse(&text).unwrap())
+    });
+    let serializer = serde_wasm_bindgen::Serializer::new()
+        .serialize_missing_as_null(true)
+        .serialize_maps_as_objects(true);
+    let typed = rate(&|id| {
+        let history = store.read_history(id, &page).unwrap();
+        length(&serde::Serialize::serialize(&history, &serializer).unwrap())
+    });
+    let conn = store.into_connection();
+    let plain = rate(&|id| {
+        let mut stmt = conn
+            .prepare_cached("SELECT seq, event FROM events WHERE workflow_id = ?1 ORDER BY seq")
+            .unwrap();
+        let items = js_sys::Array::new();
+        let mut rows = stmt.query([id]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let blob = row.get_ref(1).unwrap().as_blob().unwrap();
+            let text = std::str::from_utf8(&blob[1..]).unwrap();
+            let event = js_sys::JSON::parse(text).unwrap();
+            let seq: i64 = row.get(0).unwrap();
+            js_sys::Reflect::set(&event, &"seq".into(), &(seq as f64).into()).unwrap();
+            items.push(&event);
+        }
+        items.length() as usize
+    });
+    console_log!(
+        "\nbrowser, memory: W3 history reads handed to JS, events/s\n\n\
+         | store, JSON text + JSON.parse | store, serde-wasm-bindgen | plain SQL + JSON.parse per event | text / plain | serde-wasm-bindgen / plain |\n\
+         |---:|---:|---:|---:|---:|\n\
+         | {as_text:.0} | {typed:.0} | {plain:.0} | {:.2} | {:.2} |",
+        as_text / plain,
+        typed / plain
+    );
 }

@@ -105,7 +105,7 @@ impl Setting {
 #[derive(Debug, Clone)]
 enum Action {
     /// One operation through the store method of its name.
-    Call(Operation),
+    Call(Box<Operation>),
     /// Operations of several areas in one step, through `commit`, often under a request id.
     Commit(Step),
     Claim {
@@ -219,7 +219,7 @@ impl Workload {
         self.now += self.rng.random_range(1..5);
         self.tentative = self.model.clone();
         match self.rng.random_range(0..100u32) {
-            0..35 => Action::Call(self.operation()),
+            0..35 => Action::Call(Box::new(self.operation())),
             35..65 => self.commit(),
             65..75 => Action::Claim {
                 now: self.now,

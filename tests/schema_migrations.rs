@@ -115,3 +115,45 @@ fn a_version_1_database_is_brought_to_the_current_version_with_its_data() {
     store.commit(&step).unwrap();
     assert!(store.commit(&step).unwrap().replayed);
 }
+
+fn page_size(path: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_query_value(None, "page_size", |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_new_database_gets_4_kib_pages_and_an_existing_one_keeps_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new.db");
+    drop(SqliteStore::open(&new).unwrap());
+    assert_eq!(page_size(&new), 4096);
+
+    let old = dir.path().join("old.db");
+    {
+        // A version-1 database made with 8 KiB pages, as the browser build used to make them.
+        let conn = rusqlite::Connection::open(&old).unwrap();
+        conn.execute_batch("PRAGMA page_size = 8192; PRAGMA journal_mode = WAL;")
+            .unwrap();
+        conn.execute_batch(include_str!("../src/sqlite/schema.sql"))
+            .unwrap();
+        conn.execute_batch("PRAGMA user_version = 1;").unwrap();
+    }
+    let store = SqliteStore::open(&old).unwrap();
+    store
+        .append(
+            "wf",
+            &[runstore::Event {
+                kind: runstore::EventKind::Custom { name: "x".into() },
+                recorded_at: 1,
+                data: serde_json::json!({"n": 1}),
+            }],
+            0,
+        )
+        .unwrap();
+    drop(store);
+    assert_eq!(user_version(&old), i64::from(SCHEMA_VERSION));
+    assert_eq!(page_size(&old), 8192);
+    let store = SqliteStore::open(&old).unwrap();
+    assert_eq!(store.head("wf").unwrap(), 1);
+}

@@ -29,10 +29,11 @@ pub struct Event {
     pub data: serde_json::Value,
 }
 
-/// The flat JSON form of an [`Event`], as read.
+/// The flat JSON form of an [`Event`], as read: with its `data` as a value, or only checked
+/// (see [`check_event_json`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct WireEvent {
+struct WireEvent<D = serde_json::Value> {
     #[serde(rename = "type")]
     kind: String,
     workflow_type: Option<String>,
@@ -42,13 +43,25 @@ struct WireEvent {
     name: Option<String>,
     recorded_at: Millis,
     #[serde(default)]
-    data: serde_json::Value,
+    data: D,
 }
 
 impl TryFrom<WireEvent> for Event {
     type Error = String;
 
     fn try_from(wire: WireEvent) -> Result<Self, String> {
+        let (kind, recorded_at, data) = wire.into_parts()?;
+        Ok(Event {
+            kind,
+            recorded_at,
+            data,
+        })
+    }
+}
+
+impl<D> WireEvent<D> {
+    /// The event's kind, checked: its `type` is known and it has exactly that kind's fields.
+    fn into_parts(self) -> Result<(EventKind, Millis, D), String> {
         let WireEvent {
             kind: type_name,
             mut workflow_type,
@@ -58,7 +71,7 @@ impl TryFrom<WireEvent> for Event {
             mut name,
             recorded_at,
             data,
-        } = wire;
+        } = self;
         let take = |field: &mut Option<String>, label: &str| {
             field
                 .take()
@@ -96,11 +109,91 @@ impl TryFrom<WireEvent> for Event {
         if let Some((label, _)) = extra {
             return Err(format!("`{label}` is not a field of a {type_name} event"));
         }
-        Ok(Event {
-            kind,
-            recorded_at,
-            data,
-        })
+        Ok((kind, recorded_at, data))
+    }
+}
+
+/// Checks an event's JSON text as [`Event`] reads it, without building its `data`, and that
+/// every number in it (`recordedAt` too) reads back exactly as a JS number (an integer beyond ±(2^53 − 1) would
+/// not). Returns whether the text has a `data` field (an absent one reads as `null`).
+///
+/// # Errors
+/// Why the text is not an event, as decoding it would say, or which number is out of range.
+pub(crate) fn check_event_json(json: &[u8]) -> Result<bool, String> {
+    let wire: WireEvent<ExactJson> = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    let (_, recorded_at, data) = wire.into_parts()?;
+    exact_integer(recorded_at.unsigned_abs(), recorded_at)?;
+    Ok(data.present)
+}
+
+/// Integers up to this magnitude are exact in an `f64`, so in JS.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Refuses an integer of `magnitude` that JS would not read exactly.
+fn exact_integer(magnitude: u64, shown: impl std::fmt::Display) -> Result<(), String> {
+    if magnitude > MAX_SAFE_INTEGER {
+        return Err(format!("integer {shown} is beyond what JS reads exactly"));
+    }
+    Ok(())
+}
+
+/// A JSON value checked and dropped as it is read: nothing is allocated for it.
+#[derive(Default)]
+struct ExactJson {
+    present: bool,
+}
+
+impl<'de> Deserialize<'de> for ExactJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ExactJsonVisitor)?;
+        Ok(ExactJson { present: true })
+    }
+}
+
+struct ExactJsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ExactJsonVisitor {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<(), E> {
+        exact_integer(n, n).map_err(E::custom)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<(), E> {
+        exact_integer(n.unsigned_abs(), n).map_err(E::custom)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<ExactJson>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, ExactJson>()?
+            .is_some()
+        {}
+        Ok(())
     }
 }
 

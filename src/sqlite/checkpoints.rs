@@ -41,6 +41,15 @@ fn decode(raw: RawCheckpoint) -> Result<Checkpoint> {
     })
 }
 
+/// The compare-and-swap update of a checkpoint whose run stays `?2`.
+const SAME_RUN_UPDATE: &str = "UPDATE checkpoints SET revision = ?3, state = ?4, updated_at = ?5
+     WHERE checkpoint_id = ?1 AND revision = ?3 - 1 AND run_id IS ?2";
+
+/// The compare-and-swap update that may move a checkpoint to another run.
+const UPDATE: &str =
+    "UPDATE checkpoints SET run_id = ?2, revision = ?3, state = ?4, updated_at = ?5
+     WHERE checkpoint_id = ?1 AND revision = ?3 - 1";
+
 fn target(checkpoint_id: &str) -> Target<'_> {
     Target {
         table: "checkpoints",
@@ -96,18 +105,21 @@ impl CheckpointStore for SqliteStore {
                     checkpoint.updated_at
                 ])?,
             // The expected revision is revision - 1, checked by next_revision.
-            Some(_) => tx
-                .prepare_cached(
-                    "UPDATE checkpoints SET run_id = ?2, revision = ?3, state = ?4, updated_at = ?5
-                     WHERE checkpoint_id = ?1 AND revision = ?3 - 1",
-                )?
-                .execute(params![
+            Some(_) => {
+                let params = params![
                     checkpoint.checkpoint_id,
                     checkpoint.run_id,
                     revision,
                     state,
                     checkpoint.updated_at
-                ])?,
+                ];
+                // Most updates keep the run: an UPDATE that does not name `run_id` leaves the
+                // `checkpoints_run` index alone, so the commit writes one page, not two.
+                match tx.prepare_cached(SAME_RUN_UPDATE)?.execute(params)? {
+                    0 => tx.prepare_cached(UPDATE)?.execute(params)?,
+                    changed => changed,
+                }
+            }
         };
         commit_if_written(
             tx,

@@ -68,6 +68,19 @@ pub(crate) fn output<T: Serialize>(result: Result<T, Error>) -> Result<JsValue, 
     })
 }
 
+/// Converts a result the store gave as JSON text (see `SqliteStore::read_history_json`): one
+/// `JSON.parse` builds the JS value, where [`output`] would build it property by property
+/// through calls between wasm and JS. Only for results with no bytes, whose numbers JS reads
+/// exactly: the text has no other way to say `Uint8Array` or a larger integer.
+pub(crate) fn output_json(result: Result<String, Error>) -> Result<JsValue, JsValue> {
+    let text = result.map_err(js_error)?;
+    js_sys::JSON::parse(&text).map_err(|_| {
+        js_error(Error::Serialization {
+            message: "the store's JSON text did not parse".into(),
+        })
+    })
+}
+
 /// The JS form of an error: an `Error` whose `name` is `RunStoreError`, with `code` and the
 /// variant's structured fields as own properties.
 pub(crate) fn js_error(error: Error) -> JsValue {

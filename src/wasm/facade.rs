@@ -12,7 +12,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{input, js_error, output};
+use super::convert::{input, js_error, output, output_json};
 use super::reserve::Reserve;
 use super::{install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
@@ -60,6 +60,18 @@ impl RunStoreCore {
             message: "the store is closed".into(),
         });
         output(store.and_then(op))
+    }
+
+    /// As [`RunStoreCore::call`] for an operation that answers JSON text (see
+    /// `convert::output_json`).
+    pub(super) fn call_json(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<String>,
+    ) -> Result<JsValue, JsValue> {
+        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        });
+        output_json(store.and_then(op))
     }
 
     /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the

@@ -53,7 +53,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let page: PageRequest = input_or_default("page", page)?;
-        self.call(|s| s.read_history(&workflow_id, &page))
+        self.call_json(|s| s.read_history_json(&workflow_id, 0, &page))
     }
 
     /// A page of the events with seq >= `fromSeq`.
@@ -67,7 +67,7 @@ impl RunStoreCore {
         let workflow_id: String = input("workflowId", workflow_id)?;
         let from_seq: u64 = input("fromSeq", from_seq)?;
         let page: PageRequest = input_or_default("page", page)?;
-        self.call(|s| s.read_history_from(&workflow_id, from_seq, &page))
+        self.call_json(|s| s.read_history_json(&workflow_id, from_seq, &page))
     }
 
     /// The seq of the workflow's last event; 0 when it has none.

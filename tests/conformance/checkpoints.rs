@@ -205,6 +205,32 @@ fn run_checkpoints_are_listed_in_id_order(backend: &dyn Backend) {
             .revision,
         1
     );
+    // Into a run from none, out of it again, and an update that keeps its run.
+    store
+        .compare_and_swap_checkpoint(&checkpoint("d", Some("r3"), 1, 1), Some(0))
+        .unwrap();
+    assert_eq!(ids("r3"), ["d"]);
+    store
+        .compare_and_swap_checkpoint(&checkpoint("d", None, 2, 2), Some(1))
+        .unwrap();
+    assert!(ids("r3").is_empty());
+    assert_eq!(store.load_checkpoint("d").unwrap().run_id, None);
+    store
+        .compare_and_swap_checkpoint(&checkpoint("a", Some("r1"), 1, 5), Some(0))
+        .unwrap();
+    assert_eq!(ids("r1"), ["a"]);
+    assert_eq!(
+        store.load_checkpoint("a").unwrap(),
+        checkpoint("a", Some("r1"), 1, 5)
+    );
+    // A stale revision is refused whether or not the run would change.
+    for run in [Some("r1"), Some("r9"), None] {
+        expect_code(
+            store.compare_and_swap_checkpoint(&checkpoint("a", run, 1, 6), Some(0)),
+            "CONFLICT",
+        );
+    }
+    assert_eq!(store.load_checkpoint("a").unwrap().revision, 1);
 }
 
 fn a_second_connection_loses_to_the_first_writer(backend: &dyn Backend) {

@@ -24,6 +24,8 @@ pub const CASES: &[Case] = cases![
     decode_check_names_the_first_undecodable_event,
     a_failure_inside_the_transaction_rolls_back_the_whole_append,
     json_is_read_back_exactly_and_too_deep_json_is_refused,
+    payloads_come_back_with_their_keys_in_the_order_written,
+    history_as_json_text_is_the_typed_page_written_out,
 ];
 
 pub fn started(workflow_type: &str, run_id: &str, at: Millis) -> Event {
@@ -794,4 +796,137 @@ fn a_misfit_lifecycle_event_in_a_batch_writes_nothing(backend: &dyn Backend) {
         "{error:?}"
     );
     assert_eq!(store.head("wf").unwrap(), 1);
+}
+
+/// JSON text whose keys are not in sorted order, at every level.
+const UNSORTED: &str =
+    r#"{"zeta":1,"alpha":{"y":[{"k":true,"b":null}],"c":"x"},"Mid":2.5,"_":[],"10":{},"1":0}"#;
+
+fn payloads_come_back_with_their_keys_in_the_order_written(backend: &dyn Backend) {
+    let location = backend.fresh();
+    let store = location.open();
+    let data: serde_json::Value = serde_json::from_str(UNSORTED).unwrap();
+    let event = Event {
+        data: data.clone(),
+        ..custom("unsorted", 1)
+    };
+    store.append("wf", &[event], 0).unwrap();
+    let checkpoint = Checkpoint {
+        checkpoint_id: "cp".into(),
+        run_id: None,
+        revision: 0,
+        state: data.clone(),
+        updated_at: 1,
+    };
+    store
+        .compare_and_swap_checkpoint(&checkpoint, None)
+        .unwrap();
+    let run_event = RunEvent {
+        event_id: "e1".into(),
+        run_id: "r1".into(),
+        sequence: 0,
+        recorded_at: 1,
+        data,
+    };
+    store.record_run_event(&run_event).unwrap();
+    let check = |store: &SqliteStore| {
+        let history = store.read_history("wf", &PageRequest::default()).unwrap();
+        let text = |value: &serde_json::Value| serde_json::to_string(value).unwrap();
+        assert_eq!(text(&history.items[0].event.data), UNSORTED);
+        assert_eq!(text(&store.load_checkpoint("cp").unwrap().state), UNSORTED);
+        let run_events = store
+            .read_run_events("r1", &PageRequest::default())
+            .unwrap();
+        assert_eq!(text(&run_events.items[0].data), UNSORTED);
+    };
+    check(&store);
+    after_reopen(&*location, store, check);
+}
+
+fn history_as_json_text_is_the_typed_page_written_out(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let unsorted = Event {
+        data: serde_json::from_str(UNSORTED).unwrap(),
+        ..custom("unsorted", 3)
+    };
+    let events = [
+        started("t", "r", 1),
+        custom("x", 2),
+        unsorted,
+        event(EventKind::Completed, 4),
+    ];
+    store.append("wf", &events, 0).unwrap();
+    let typed_text = |from: u64, page: &PageRequest| {
+        serde_json::to_string(&store.read_history_from("wf", from, page).unwrap()).unwrap()
+    };
+    for (from, page) in [
+        (0, PageRequest::default()),
+        (2, PageRequest::default()),
+        (0, PageRequest::first(2)),
+        (9, PageRequest::default()),
+    ] {
+        let text = store.read_history_json("wf", from, &page).unwrap();
+        assert_eq!(text, typed_text(from, &page));
+    }
+    let first = store
+        .read_history_from("wf", 0, &PageRequest::first(2))
+        .unwrap();
+    let next = PageRequest {
+        cursor: first.next_cursor,
+        ..PageRequest::first(2)
+    };
+    assert_eq!(
+        store.read_history_json("wf", 0, &next).unwrap(),
+        typed_text(0, &next)
+    );
+    assert_eq!(
+        store
+            .read_history_json("none", 0, &PageRequest::default())
+            .unwrap(),
+        r#"{"items":[],"nextCursor":null}"#
+    );
+    expect_code(
+        store.read_history_json("", 0, &PageRequest::default()),
+        "INVALID_INPUT",
+    );
+    expect_code(
+        store.read_history_json("wf", 0, &PageRequest::first(0)),
+        "INVALID_INPUT",
+    );
+
+    // Stored in another shape: no data, whitespace around it. Read as a decode reads it.
+    store
+        .raw_execute(
+            r#"UPDATE events SET event = CAST(X'01' || ' {"type":"custom","name":"x","recordedAt":2} ' AS BLOB)
+               WHERE workflow_id = 'wf' AND seq = 2"#,
+        )
+        .unwrap();
+    let page = PageRequest::default();
+    assert_eq!(
+        store.read_history_json("wf", 0, &page).unwrap(),
+        typed_text(0, &page)
+    );
+    assert!(typed_text(0, &page).contains(r#""recordedAt":2,"data":null}"#));
+
+    // What a typed read refuses, and an integer JS would not read exactly.
+    for bad in [
+        r#"X'09' || '{"type":"custom","name":"x","recordedAt":2,"data":1}'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":2,"data":1,"seq":1}'"#,
+        r#"X'01' || '{"type":"exploded","recordedAt":2,"data":1}'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":2,"data":[1,'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":2,"data":{"n":9007199254740993}}'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":-9007199254740992,"data":1}'"#,
+        r#"X'01' || '{"type":"custom","name":"x","recordedAt":-9007199254740992,"data":1}'"#,
+    ] {
+        store
+            .raw_execute(&format!(
+                "UPDATE events SET event = CAST({bad} AS BLOB) WHERE workflow_id = 'wf' AND seq = 2"
+            ))
+            .unwrap();
+        let error = expect_code(store.read_history_json("wf", 0, &page), "SERIALIZATION");
+        assert!(
+            error.to_string().contains("event 2 of workflow wf"),
+            "{error}"
+        );
+    }
 }

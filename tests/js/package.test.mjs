@@ -148,6 +148,34 @@ test('a sequence conflict is a RunStoreError with its code and both heads', asyn
   await page.close();
 });
 
+test('payloads come back with their keys in the order written, through the package', async () => {
+  const page = await openApp();
+  const read = await page.evaluate(async () => {
+    const { RunStore } = window.runstore;
+    const store = await RunStore.open('key-order-test', { persistence: 'opfs' });
+    // Not sorted, at every level; integer-like keys are listed first by JS whatever the order.
+    const data = { zeta: 1, alpha: { y: [{ k: true, b: null }], c: 'x' }, Mid: 2.5, _: [], 1: 0 };
+    const written = JSON.stringify(data);
+    await store.append('wf-order', [{ type: 'custom', name: 'unsorted', recordedAt: 1, data }], 0);
+    await store.compareAndSwapCheckpoint(
+      { checkpointId: 'cp-order', revision: 0, state: data, updatedAt: 1 }, null);
+    await store.recordRunEvent({ eventId: 'e-order', runId: 'r-order', sequence: 0, recordedAt: 1, data });
+    const result = {
+      written,
+      event: JSON.stringify((await store.readHistory('wf-order')).items[0].data),
+      checkpoint: JSON.stringify((await store.loadCheckpoint('cp-order')).state),
+      runEvent: JSON.stringify((await store.readRunEvents('r-order')).items[0].data),
+    };
+    await store.close();
+    return result;
+  });
+  assert.equal(read.written, '{"1":0,"zeta":1,"alpha":{"y":[{"k":true,"b":null}],"c":"x"},"Mid":2.5,"_":[]}');
+  assert.equal(read.event, read.written);
+  assert.equal(read.checkpoint, read.written);
+  assert.equal(read.runEvent, read.written);
+  await page.close();
+});
+
 test('a step commits across areas in one message, exactly once under its request id', async () => {
   const page = await openApp();
   const result = await page.evaluate(async () => {
