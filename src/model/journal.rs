@@ -410,6 +410,25 @@ pub trait EventJournal {
         page: &PageRequest,
     ) -> Result<Page<StoredEvent>>;
 
+    /// As [`EventJournal::read_history_from`], as the JSON text of the [`Page`] of
+    /// [`StoredEvent`]s (`{"items":[...],"nextCursor":...}`), for a caller that parses JSON
+    /// anyway, such as JS. Keys keep the order they were written in. A store may build the
+    /// text without decoding its events (the SQLite store does, and refuses an integer JS
+    /// would not read exactly); this default writes out the typed page.
+    ///
+    /// # Errors
+    /// As [`EventJournal::read_history_from`]; [`crate::Error::Serialization`] for a stored
+    /// event that does not decode.
+    fn read_history_json(
+        &self,
+        workflow_id: &str,
+        from_seq: u64,
+        page: &PageRequest,
+    ) -> Result<String> {
+        let page = self.read_history_from(workflow_id, from_seq, page)?;
+        Ok(serde_json::to_string(&page)?)
+    }
+
     /// The seq of the last event, 0 for an unknown workflow.
     fn head(&self, workflow_id: &str) -> Result<u64>;
 

@@ -390,50 +390,6 @@ impl SqliteStore {
         )
     }
 
-    /// As [`EventJournal::read_history_from`], as the JSON text of the [`Page`] of
-    /// [`StoredEvent`]s (`{"items":[...],"nextCursor":...}`), for a caller that parses JSON
-    /// anyway, such as JS: each event's stored text is checked, not decoded into values, and
-    /// copied behind its seq. Keys keep their order, and every number reads back exactly as a
-    /// JS number.
-    ///
-    /// # Errors
-    /// As [`EventJournal::read_history_from`]; [`Error::Serialization`] for a stored event that
-    /// does not decode, or that holds an integer beyond ±(2^53 − 1).
-    pub fn read_history_json(
-        &self,
-        workflow_id: &str,
-        from_seq: u64,
-        page: &PageRequest,
-    ) -> Result<String> {
-        check_id("workflowId", workflow_id)?;
-        let mut out = String::from("{\"items\":[");
-        let listed = HISTORY.read(
-            self.conn(),
-            "SELECT seq, event FROM events WHERE workflow_id = ? AND seq >= ?",
-            vec![
-                paging::text(workflow_id),
-                SqlValue::Integer(to_sql_int("fromSeq", from_seq)?),
-            ],
-            page,
-            |row| {
-                let seq = from_sql_int("seq", row.get(0)?)?;
-                if !out.ends_with('[') {
-                    out.push(',');
-                }
-                push_event_json(&mut out, workflow_id, seq, row.get_ref(1)?.as_blob()?)?;
-                Ok((seq, out.len()))
-            },
-            |&(seq, _)| vec![SqlValue::Integer(seq as i64)],
-        )?;
-        // The listing read one row past the page to learn whether another follows.
-        if let Some(&(_, end)) = listed.items.last() {
-            out.truncate(end);
-        }
-        out.push_str("],\"nextCursor\":");
-        out.push_str(&serde_json::to_string(&listed.next_cursor)?);
-        out.push('}');
-        Ok(out)
-    }
 
     fn ids_where_status(&self, sql_condition: &str, page: &PageRequest) -> Result<Page<String>> {
         WORKFLOW_IDS.read(
@@ -469,6 +425,51 @@ const SUMMARIES: Listing = Listing {
 };
 
 impl EventJournal for SqliteStore {
+    /// As [`EventJournal::read_history_from`], as the JSON text of the [`Page`] of
+    /// [`StoredEvent`]s (`{"items":[...],"nextCursor":...}`), for a caller that parses JSON
+    /// anyway, such as JS: each event's stored text is checked, not decoded into values, and
+    /// copied behind its seq. Keys keep their order, and every number reads back exactly as a
+    /// JS number.
+    ///
+    /// # Errors
+    /// As [`EventJournal::read_history_from`]; [`Error::Serialization`] for a stored event that
+    /// does not decode, or that holds an integer beyond ±(2^53 − 1).
+    fn read_history_json(
+        &self,
+        workflow_id: &str,
+        from_seq: u64,
+        page: &PageRequest,
+    ) -> Result<String> {
+        check_id("workflowId", workflow_id)?;
+        let mut out = String::from("{\"items\":[");
+        let listed = HISTORY.read(
+            self.conn(),
+            "SELECT seq, event FROM events WHERE workflow_id = ? AND seq >= ?",
+            vec![
+                paging::text(workflow_id),
+                SqlValue::Integer(to_sql_int("fromSeq", from_seq)?),
+            ],
+            page,
+            |row| {
+                let seq = from_sql_int("seq", row.get(0)?)?;
+                if !out.ends_with('[') {
+                    out.push(',');
+                }
+                push_event_json(&mut out, workflow_id, seq, row.get_ref(1)?.as_blob()?)?;
+                Ok((seq, out.len()))
+            },
+            |&(seq, _)| vec![SqlValue::Integer(seq as i64)],
+        )?;
+        // The listing read one row past the page to learn whether another follows.
+        if let Some(&(_, end)) = listed.items.last() {
+            out.truncate(end);
+        }
+        out.push_str("],\"nextCursor\":");
+        out.push_str(&serde_json::to_string(&listed.next_cursor)?);
+        out.push('}');
+        Ok(out)
+    }
+
     fn append(&self, workflow_id: &str, events: &[Event], expected_seq: u64) -> Result<u64> {
         self.append_with_outbox(workflow_id, events, expected_seq, &[])
     }

@@ -829,7 +829,7 @@ fn payloads_come_back_with_their_keys_in_the_order_written(backend: &dyn Backend
         data,
     };
     store.record_run_event(&run_event).unwrap();
-    let check = |store: &SqliteStore| {
+    let check = |store: &Store| {
         let history = store.read_history("wf", &PageRequest::default()).unwrap();
         let text = |value: &serde_json::Value| serde_json::to_string(value).unwrap();
         assert_eq!(text(&history.items[0].event.data), UNSORTED);
@@ -894,6 +894,9 @@ fn history_as_json_text_is_the_typed_page_written_out(backend: &dyn Backend) {
         "INVALID_INPUT",
     );
 
+    if !backend.is_sqlite() {
+        return; // what follows rewrites stored events with SQLite's SQL
+    }
     // Stored in another shape: no data, whitespace around it. Read as a decode reads it.
     store
         .raw_execute(
