@@ -1,77 +1,43 @@
-// Calls issued in the same task travel to the store's worker as one message: each message wakes
-// a thread on both sides, and a burst of independent calls (`Promise.all` of reads, a runner
-// settling several outbox rows) pays that once. The worker runs them in the order they were
-// issued and answers them together in one message, each call with its own result or error.
+// Calls issued in the same task travel to the store's worker together: each message costs a
+// task (and often a thread wake-up) on both sides, and a burst of independent calls
+// (`Promise.all` of reads, a runner settling several outbox rows) pays that twice instead of
+// once per call. The first call of a task leaves at once, as a lone call always did; the
+// calls after it in the same task are copied when they are made (a caller may change its
+// objects afterwards, as with postMessage) and leave as one `{ batch }` message at the end of
+// the task. The worker runs them in order and answers them in one message, each call with its
+// own result or error.
 
-/**
- * Collects messages for one destination and posts them at the end of the current task: one
- * alone as itself, several as `{ batch: [...] }`.
- */
 export class Batcher {
   #post;
-  #refuse;
   #queue = [];
-  #ready;
-  #scheduled = false;
+  #inTask = false;
 
-  /**
-   * @param {(message: object) => void} post sends one message (it may throw: a value that cannot be cloned)
-   * @param {(message: object, error: unknown) => void} refuse told of a message that could not be sent
-   * @param {{ ready?: boolean }} [options] `ready: false` holds messages until `open()`
-   */
-  constructor(post, refuse, { ready = true } = {}) {
+  /** @param {(message: object) => void} post sends one message; it throws for what cannot be cloned */
+  constructor(post) {
     this.#post = post;
-    this.#refuse = refuse;
-    this.#ready = ready;
   }
 
-  get ready() {
-    return this.#ready;
-  }
-
+  /** Sends `message` now, or with the task's other calls; throws for what cannot be cloned. */
   send(message) {
-    this.#queue.push(message);
-    this.#schedule();
-  }
-
-  /** Lets held messages go (the destination answered that it listens). */
-  open() {
-    this.#ready = true;
-    this.#schedule();
-  }
-
-  /** Drops what is still queued: the destination is gone, and its callers are re-sent elsewhere. */
-  close() {
-    this.#ready = false;
-    this.#queue = [];
-  }
-
-  #schedule() {
-    if (this.#scheduled || !this.#ready || this.#queue.length === 0) return;
-    this.#scheduled = true;
-    queueMicrotask(() => {
-      this.#scheduled = false;
-      if (this.#ready) this.#flush();
-    });
+    if (this.#inTask) {
+      this.#queue.push(structuredClone(message));
+      return;
+    }
+    this.#post(message);
+    this.#inTask = true;
+    queueMicrotask(() => this.#flush());
   }
 
   #flush() {
+    this.#inTask = false;
     const messages = this.#queue;
     this.#queue = [];
-    if (messages.length > 1) {
-      try {
-        this.#post({ batch: messages });
-        return;
-      } catch {
-        // One of them cannot be cloned: send each alone, so only that one fails.
-      }
-    }
-    for (const message of messages) {
-      try {
-        this.#post(message);
-      } catch (error) {
-        this.#refuse(message, error);
-      }
+    if (messages.length === 0) return;
+    try {
+      this.#post(messages.length === 1 ? messages[0] : { batch: messages });
+    } catch {
+      // Copies clone again; only a destination that closed meanwhile refuses them, and its
+      // calls are sent again to the next one (tabs.js).
     }
   }
 }

@@ -14,7 +14,7 @@
 // at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { unsendable } from './unsendable.js';
-import { unbatch } from './batch.js';
+import { Batcher, unbatch } from './batch.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
 const CLOSE_LIMIT_MS = 3_000;
@@ -33,7 +33,7 @@ export class Tabs {
   #control;
   #requests;
   #changes;
-  /** A follower's link to the leader's worker: { leaderId, channel, ready }, or null. */
+  /** A follower's link to the leader's worker: { leaderId, channel, batcher, ready }, or null. */
   #link = null;
   /** The worker started ahead of this tab's turn as leader, or null. */
   #spare = null;
@@ -41,6 +41,7 @@ export class Tabs {
   #leaderId = null;
   /** While this tab leads: its worker, its leader id, and the function that ends its term. */
   #worker = null;
+  #workerBatcher = null;
   #ownLeaderId = null;
   #stepDown = null;
   #leading = Promise.resolve();
@@ -144,8 +145,7 @@ export class Tabs {
     const { message } = entry;
     message.to = leaderId;
     try {
-      if (own) this.#worker.postMessage(message);
-      else this.#link.channel.postMessage(message);
+      (own ? this.#workerBatcher : this.#link.batcher).send(message);
       entry.sentTo = leaderId;
     } catch (error) {
       // Functions, symbols and other values that cannot be cloned never reach the store.
@@ -162,7 +162,7 @@ export class Tabs {
     if (this.#link?.leaderId === leaderId) return this.#link.ready;
     this.#unlink();
     const channel = new BroadcastChannel(`${this.#prefix}link:${leaderId}:${this.#clientId}`);
-    const link = { leaderId, channel, ready: false };
+    const link = { leaderId, channel, batcher: new Batcher((m) => channel.postMessage(m)), ready: false };
     channel.onmessage = (event) => {
       if (event.data?.linked) {
         if (link.ready) return;
@@ -326,6 +326,7 @@ export class Tabs {
       return RETRY_LEAD_MS;
     }
     this.#worker = worker;
+    this.#workerBatcher = new Batcher((m) => worker.postMessage(m));
     this.#ownLeaderId = leaderId;
     this.#leaderId = leaderId;
     this.#unlink();
@@ -343,6 +344,7 @@ export class Tabs {
     ]);
     this.#stepDown = null;
     this.#worker = null;
+    this.#workerBatcher = null;
     this.#ownLeaderId = null;
     if (this.#leaderId === leaderId) this.#leaderId = null;
     this.#control.postMessage({ type: 'resign', leaderId });

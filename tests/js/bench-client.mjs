@@ -30,6 +30,9 @@ for (let round = 0; round < ROUNDS; round++) {
   const name = `bench-client-${round}`;
   if (!(await leader.evaluate((name) => window.bench.open(name), name))) throw new Error('the first tab does not lead');
   if (await follower.evaluate((name) => window.bench.open(name), name)) throw new Error('the second tab leads');
+  for (const [i, page] of [leader, follower].entries()) {
+    await page.evaluate((prefix) => window.bench.client({ prefix, scale: 0.01, together: false }), `warm${i}-`);
+  }
   runs.core.push(await leader.evaluate((o) => window.bench.core(o), { name: `bench-core-${round}`, scale: SCALE, asClient: false }));
   runs.coreAsClient.push(await leader.evaluate((o) => window.bench.core(o), { name: `bench-steps-${round}`, scale: SCALE, asClient: true }));
   runs.client.push(await leader.evaluate((o) => window.bench.client(o), { prefix: 'one-', scale: SCALE, together: false }));
