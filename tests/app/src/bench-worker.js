@@ -2,7 +2,7 @@
 // client benchmark (tests/js/bench-client.mjs). `asClient`: each write as the client's worker
 // sends it, a one-operation step under a new request id.
 import { init, RunStoreCore } from 'runstore/core';
-import { runWorkloads } from './workloads.js';
+import { runWorkloads, perCall } from './workloads.js';
 
 const OPERATIONS = {
   append: (workflowId, events, expectedSeq) => ({ op: 'append', workflowId, events, expectedSeq }),
@@ -13,7 +13,12 @@ const OPERATIONS = {
 };
 const RESULTS = { append: (o) => o.head, insertOutbox: (o) => o.inserted, claimOutbox: (o) => o.rows };
 
-self.onmessage = async ({ data: { name, scale, asClient } }) => {
+self.onmessage = async ({ data: { name, scale, asClient, ping, n } }) => {
+  if (ping) {
+    // An empty round trip: what one message each way costs, whatever it carries.
+    self.postMessage({ ping });
+    return;
+  }
   try {
     await init();
     const store = await RunStoreCore.open(name, { persistence: 'opfs' });
@@ -24,6 +29,13 @@ self.onmessage = async ({ data: { name, scale, asClient } }) => {
     };
     // A short run first, so that the timed one finds the code compiled, as the client's does.
     await runWorkloads(call, { prefix: 'warm-', scale: 0.01 });
+    if (n) {
+      await perCall(call, { prefix: 'warm-', n: 20 });
+      const us = await perCall(call, { prefix: '', n });
+      await store.close();
+      self.postMessage({ ms: us });
+      return;
+    }
     const ms = await runWorkloads(call, { prefix: '', scale });
     await store.close();
     self.postMessage({ ms });

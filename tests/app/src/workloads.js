@@ -71,3 +71,29 @@ export async function runWorkloads(call, { prefix, scale = 1, together = false }
   });
   return ms;
 }
+
+/**
+ * Microseconds per call, each awaited in turn, `n` of each: a head read, an append of 100
+ * events, a read of 500 events, and `n` head reads issued together (`headTogether`).
+ */
+export async function perCall(call, { prefix, n }) {
+  const us = {};
+  const time = async (label, fn) => {
+    const started = performance.now();
+    await fn();
+    us[label] = ((performance.now() - started) * 1000) / n;
+  };
+  const events = Array.from({ length: 100 }, (_, i) => event(i));
+  for (let i = 0; i < 5; i++) await call('append', `${prefix}read`, events, i * 100);
+  await time('head', async () => {
+    for (let i = 0; i < n; i++) await call('head', `${prefix}read`);
+  });
+  await time('headTogether', () => Promise.all(Array.from({ length: n }, () => call('head', `${prefix}read`))));
+  await time('append100', async () => {
+    for (let i = 0; i < n; i++) await call('append', `${prefix}append`, events, i * 100);
+  });
+  await time('read500', async () => {
+    for (let i = 0; i < n; i++) await call('readHistory', `${prefix}read`, { limit: 500 });
+  });
+  return us;
+}
