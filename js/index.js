@@ -10,6 +10,7 @@ import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.j
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { unsendable } from './unsendable.js';
+import { Batcher, unbatch } from './batch.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
@@ -23,6 +24,7 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export class RunStore {
   /** The private worker (exclusive and memory stores), or null for a shared store. */
   #worker = null;
+  #batcher = null;
   /** The shared store's tab coordination, or null. */
   #tabs = null;
   #pending = new Map();
@@ -68,6 +70,7 @@ export class RunStore {
       name: `runstore ${String(name)}`,
     });
     this.#worker = worker;
+    this.#batcher = new Batcher((message) => worker.postMessage(message));
     worker.addEventListener('message', (event) => this.#settle(event.data));
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
     worker.addEventListener('error', (event) => {
@@ -145,7 +148,7 @@ export class RunStore {
       const id = this.#nextId++;
       this.#pending.set(id, { resolve, reject });
       try {
-        this.#worker.postMessage({ id, method, args, requestId });
+        this.#batcher.send({ id, method, args, requestId });
       } catch (error) {
         // Functions, symbols, Proxies, throwing getters and other values that cannot be
         // cloned never reach the store.
@@ -155,7 +158,11 @@ export class RunStore {
     });
   }
 
-  #settle(message) {
+  #settle(data) {
+    for (const message of unbatch(data)) this.#settleOne(message);
+  }
+
+  #settleOne(message) {
     if (message?.change) {
       this.#changes.dispatch(message.change);
       return;

@@ -95,7 +95,11 @@ export const WRITE_OPERATIONS = Object.freeze({
     result: (o) => o.head,
   },
   insertOutbox: { operation: (rows) => ({ op: 'insertOutbox', rows }), result: (o) => o.inserted },
-  claimOutbox: { operation: (now, limit, filter) => ({ op: 'claimOutbox', now, limit, filter }), result: (o) => o.rows },
+  claimOutbox: {
+    // A null filter means none, as the method takes it; the step's operation has no null form.
+    operation: (now, limit, filter) => ({ op: 'claimOutbox', now, limit, filter: filter ?? undefined }),
+    result: (o) => o.rows,
+  },
   completeOutbox: {
     operation: (dispatchKey, claimToken) => ({ op: 'completeOutbox', dispatchKey, claimToken }),
     result: none,

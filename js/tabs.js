@@ -3,14 +3,18 @@
 // Channels, all BroadcastChannels named `runstore:<name>:...`:
 // - `control`: `who` (asked by a tab that joins), `leader` (a leader announces itself, and
 //   answers `who`), `resign` (a leader steps down);
-// - `requests`: a follower's calls, addressed to one leader; its worker answers on the
-//   follower's own `reply:<clientId>` channel;
+// - `requests`: a follower asks the leader's worker for a link of its own;
+// - `link:<leaderId>:<clientId>`: a follower's calls and their answers. Only that follower and
+//   the leader's worker hold it, so no other tab is woken by its traffic;
 // - `changes`: the leader's worker announces each commit's changes to every tab.
+// While a tab waits in the lock's queue it keeps a worker started, its wasm loaded, so that
+// taking over starts at opening the files.
 // A call not answered when the leader changes is sent again to the next leader under the same
 // id (writes carry a request id, so the store applies each at most once). Every call settles:
 // at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { unsendable } from './unsendable.js';
+import { Batcher, unbatch } from './batch.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
 const CLOSE_LIMIT_MS = 3_000;
@@ -28,12 +32,16 @@ export class Tabs {
   #prefix;
   #control;
   #requests;
-  #replies;
   #changes;
+  /** A follower's link to the leader's worker: { leaderId, channel, batcher, ready }, or null. */
+  #link = null;
+  /** The worker started ahead of this tab's turn as leader, or null. */
+  #spare = null;
   /** The leader's id as this tab last heard it (this tab's own while it leads), or null. */
   #leaderId = null;
   /** While this tab leads: its worker, its leader id, and the function that ends its term. */
   #worker = null;
+  #workerBatcher = null;
   #ownLeaderId = null;
   #stepDown = null;
   #leading = Promise.resolve();
@@ -70,10 +78,8 @@ export class Tabs {
   join() {
     this.#control = new BroadcastChannel(`${this.#prefix}control`);
     this.#requests = new BroadcastChannel(`${this.#prefix}requests`);
-    this.#replies = new BroadcastChannel(`${this.#prefix}reply:${this.#clientId}`);
     this.#changes = new BroadcastChannel(`${this.#prefix}changes`);
     this.#control.onmessage = (event) => this.#onControl(event.data ?? {});
-    this.#replies.onmessage = (event) => this.#settle(event.data);
     this.#changes.onmessage = (event) => this.#onChange(event.data);
     addEventListener('pagehide', this.#onPageHide);
     addEventListener('pageshow', this.#onPageShow);
@@ -107,7 +113,10 @@ export class Tabs {
     this.#failAll(new RunStoreError('BACKEND', 'the store is closed'));
     removeEventListener('pagehide', this.#onPageHide);
     removeEventListener('pageshow', this.#onPageShow);
-    for (const channel of [this.#control, this.#requests, this.#replies, this.#changes]) channel?.close();
+    this.#unlink();
+    this.#spare?.worker.terminate();
+    this.#spare = null;
+    for (const channel of [this.#control, this.#requests, this.#changes]) channel?.close();
   }
 
   /** Sends a call to the leader (again to each next leader until one answers). */
@@ -131,17 +140,48 @@ export class Tabs {
   #deliver(entry) {
     const leaderId = this.#leaderId;
     if (leaderId === null) return;
+    const own = leaderId === this.#ownLeaderId && this.#worker;
+    if (!own && !this.#linkedTo(leaderId)) return;
     const { message } = entry;
     message.to = leaderId;
     try {
-      if (leaderId === this.#ownLeaderId && this.#worker) this.#worker.postMessage(message);
-      else this.#requests.postMessage(message);
+      (own ? this.#workerBatcher : this.#link.batcher).send(message);
       entry.sentTo = leaderId;
     } catch (error) {
       // Functions, symbols and other values that cannot be cloned never reach the store.
       this.#pending.delete(message.id);
       entry.reject(unsendable(message.method, message.args, error));
     }
+  }
+
+  /**
+   * Whether this follower's link to `leaderId` is ready; if there is none yet, asks that
+   * leader's worker for one (calls wait until it answers on the link).
+   */
+  #linkedTo(leaderId) {
+    if (this.#link?.leaderId === leaderId) return this.#link.ready;
+    this.#unlink();
+    const channel = new BroadcastChannel(`${this.#prefix}link:${leaderId}:${this.#clientId}`);
+    const link = { leaderId, channel, batcher: new Batcher((m) => channel.postMessage(m)), ready: false };
+    channel.onmessage = (event) => {
+      if (event.data?.linked) {
+        if (link.ready) return;
+        link.ready = true;
+        this.#resend();
+      } else this.#settle(event.data);
+    };
+    this.#link = link;
+    this.#askForLink();
+    return false;
+  }
+
+  #askForLink() {
+    if (this.#link && !this.#link.ready) this.#requests.postMessage({ link: this.#clientId, to: this.#link.leaderId });
+  }
+
+  #unlink() {
+    this.#link?.channel.close();
+    this.#link = null;
   }
 
   /** After the leader changed: every call not sent to the new leader goes there. */
@@ -151,7 +191,11 @@ export class Tabs {
     }
   }
 
-  #settle(message) {
+  #settle(data) {
+    for (const message of unbatch(data)) this.#settleOne(message);
+  }
+
+  #settleOne(message) {
     if (typeof message?.id !== 'number') return;
     if (message.id < 0) {
       const waiter = this.#lifecycle.get(message.id);
@@ -187,7 +231,10 @@ export class Tabs {
       if (now >= entry.deadline) this.#expire(entry, `no leader answered within ${this.#timeoutMs} ms`);
       else if (now - (entry.deadline - this.#timeoutMs) > ASK_AGAIN_MS) waiting = true;
     }
-    if (waiting && !this.isLeader) this.#control.postMessage({ type: 'who' });
+    if (waiting && !this.isLeader) {
+      this.#control.postMessage({ type: 'who' });
+      this.#askForLink();
+    }
     if (this.#pending.size === 0) {
       clearInterval(this.#sweep);
       this.#sweep = null;
@@ -226,9 +273,10 @@ export class Tabs {
     this.#control.postMessage({ type: 'who' });
   };
 
-  #queue(delay = 0) {
+  #queue() {
     if (this.#queued || this.#left || this.#hidden) return;
     this.#queued = true;
+    this.#spare ??= this.#startWorker();
     const abort = new AbortController();
     this.#abort = abort;
     const requeue = (pause) => {
@@ -236,19 +284,13 @@ export class Tabs {
       if (pause === null) return;
       setTimeout(() => this.#queue(), pause);
     };
-    const start = () =>
-      navigator.locks
-        .request(`runstore-leader:${this.#name}`, { signal: abort.signal }, () => (this.#leading = this.#lead()))
-        .then(requeue, () => requeue(null));
-    if (delay > 0) setTimeout(start, delay);
-    else start();
+    navigator.locks
+      .request(`runstore-leader:${this.#name}`, { signal: abort.signal }, () => (this.#leading = this.#lead()))
+      .then(requeue, () => requeue(null));
   }
 
-  /** Runs this tab's term as leader; the Web Lock is held until the returned promise settles. Resolves to the pause before queueing again. */
-  async #lead() {
-    if (this.#left || this.#hidden) return null;
-    const leaderId = `${this.#clientId}/${++this.#term}`;
-    const aliveLock = `runstore-alive:${leaderId}`;
+  /** Starts a store worker (it loads the wasm at once); `failed` resolves to its error if it fails. */
+  #startWorker() {
     const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `runstore ${this.#name}` });
     let crashed;
     const failed = new Promise((resolve) => (crashed = resolve));
@@ -257,9 +299,21 @@ export class Tabs {
       event.preventDefault?.();
       crashed(new RunStoreError('BACKEND', `the store's worker failed: ${event.message ?? 'could not start'}`));
     });
+    return { worker, failed };
+  }
+
+  /** Runs this tab's term as leader; the Web Lock is held until the returned promise settles. Resolves to the pause before queueing again. */
+  async #lead() {
+    if (this.#left || this.#hidden) return null;
+    const lockGranted = Date.now();
+    const leaderId = `${this.#clientId}/${++this.#term}`;
+    const aliveLock = `runstore-alive:${leaderId}`;
+    const { worker, failed } = this.#spare ?? this.#startWorker();
+    this.#spare = null;
     const lead = { leaderId, prefix: this.#prefix, aliveLock };
+    let phases;
     try {
-      await Promise.race([
+      phases = await Promise.race([
         this.#lifecycleCall(worker, 'open', [this.#name, this.#options, lead]),
         failed.then((error) => Promise.reject(error)),
       ]);
@@ -272,9 +326,13 @@ export class Tabs {
       return RETRY_LEAD_MS;
     }
     this.#worker = worker;
+    this.#workerBatcher = new Batcher((m) => worker.postMessage(m));
     this.#ownLeaderId = leaderId;
     this.#leaderId = leaderId;
+    this.#unlink();
     this.#control.postMessage({ type: 'leader', leaderId });
+    // When each phase of taking over ended (ms since the epoch), for profiling tools and benchmarks.
+    performance.mark?.('runstore:lead', { detail: { ...phases, lockGranted, announced: Date.now() } });
     this.#joined.resolve();
     this.#notifyLeader(true);
     this.#resend();
@@ -286,6 +344,7 @@ export class Tabs {
     ]);
     this.#stepDown = null;
     this.#worker = null;
+    this.#workerBatcher = null;
     this.#ownLeaderId = null;
     if (this.#leaderId === leaderId) this.#leaderId = null;
     this.#control.postMessage({ type: 'resign', leaderId });

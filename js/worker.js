@@ -1,40 +1,67 @@
 // The dedicated worker that hosts one store for the main-thread RunStore client. Requests are
 // answered strictly in order: each message runs to completion (its commit included) before the
-// next starts, so a write is acknowledged only once it is durable.
+// next starts, so a write is acknowledged only once it is durable. A message may carry several
+// calls (`{ batch }`, see batch.js): they run in order and are answered in one message.
 //
 // In a shared store this worker belongs to the leader tab: it also answers the other tabs'
-// requests (BroadcastChannel `<prefix>requests`, each reply on the asking tab's own channel)
+// requests, each tab over a BroadcastChannel of its own that only this worker and that tab
+// hold (`<prefix>link:<leaderId>:<clientId>`, opened when the tab asks on `<prefix>requests`),
 // and announces every commit's changes to all tabs. Otherwise changes go to its own page.
+//
+// The worker starts loading the wasm as soon as it starts: a tab waiting in the leader lock's
+// queue keeps one ready, so that taking over does not wait for a worker and the wasm.
 import { init, RunStoreCore } from './core.js';
 import { RunStoreError, serializeError } from './errors.js';
 import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS, importChange, plainChange, stepChange } from './methods.js';
+import { unbatch } from './batch.js';
 
 const allowed = new Set(METHODS);
 let store = null;
 let queue = Promise.resolve();
-/** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, replies }. */
+/** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
 let shared = null;
+const started = Date.now();
+const ready = init().then(() => Date.now());
+// An init failure is reported to the open that awaits it.
+ready.catch(() => {});
 
 /** How long a leader keeps retrying while the previous leader's worker still holds the files. */
 const TAKEOVER_LIMIT_MS = 15_000;
-/** Reply channels kept open at once (one per tab that asked lately). */
-const MAX_REPLY_CHANNELS = 32;
+/** Tab links kept open at once (one per tab that asked lately). */
+const MAX_LINKS = 256;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Opens the store. A leader retries BUSY with a growing pause: the previous leader's worker
- * keeps its OPFS handles and pool lock for a moment after its tab went away (up to about 3 s
- * for a worker that was busy), and that is a hand-off, not a conflict.
+ * Waits until no other worker holds the store's pool (the Web Lock the pool is installed
+ * under, see src/wasm/mod.rs): the previous leader's worker holds it until it has closed the
+ * store or is gone, so this wakes the moment the files come free instead of polling.
+ */
+function poolFree(name) {
+  return navigator.locks
+    .request(`runstore-pool:${name}`, { signal: AbortSignal.timeout(TAKEOVER_LIMIT_MS) }, () => {})
+    .catch(() => {});
+}
+
+/**
+ * Opens the store. A leader first waits for the pool to come free, then retries BUSY with
+ * short pauses: the previous leader's worker can keep its OPFS handles for a moment after its
+ * lock went (up to about 3 s for a worker that was busy), and that is a hand-off, not a
+ * conflict. Resolves to the times of the phases (ms since the epoch) and the attempts.
  */
 async function openStore(name, options, lead) {
-  await init();
-  const started = Date.now();
-  for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
+  const phases = { workerStarted: started, wasmReady: await ready };
+  if (lead) {
+    await poolFree(String(name));
+    phases.poolFree = Date.now();
+  }
+  const begun = Date.now();
+  for (let attempt = 1, pause = 10; ; attempt++, pause = Math.min(pause * 2, 50)) {
     try {
-      return await RunStoreCore.open(name, options);
+      store = await RunStoreCore.open(name, options);
+      return { ...phases, opened: Date.now(), attempts: attempt };
     } catch (error) {
-      if (!lead || error.code !== 'BUSY' || Date.now() - started > TAKEOVER_LIMIT_MS) throw error;
+      if (!lead || error.code !== 'BUSY' || Date.now() - begun > TAKEOVER_LIMIT_MS) throw error;
       await sleep(pause);
     }
   }
@@ -53,41 +80,42 @@ function holdAliveLock(name) {
 async function open(name, options, lead) {
   if (store) throw new RunStoreError('INVALID_INPUT', 'this worker has a store open already');
   if (lead) await holdAliveLock(lead.aliveLock);
-  store = await openStore(name, options, lead);
+  const phases = await openStore(name, options, lead);
   if (lead) startServing(lead);
+  return lead ? phases : undefined;
 }
 
 function startServing({ leaderId, prefix }) {
   const requests = new BroadcastChannel(`${prefix}requests`);
-  shared = { leaderId, prefix, requests, changes: new BroadcastChannel(`${prefix}changes`), replies: new Map() };
+  shared = { leaderId, prefix, requests, changes: new BroadcastChannel(`${prefix}changes`), links: new Map() };
   requests.onmessage = (event) => {
-    const message = event.data ?? {};
-    if (message.to !== leaderId) return;
-    enqueue(message, (answer) => reply(message.from, answer));
+    const { link, to } = event.data ?? {};
+    if (to === leaderId && typeof link === 'string') openLink(link);
   };
 }
 
-function reply(clientId, answer) {
-  const { replies, prefix } = shared ?? {};
-  if (!replies || typeof clientId !== 'string') return;
-  let channel = replies.get(clientId);
+/** Opens (or finds) the channel to the tab `clientId` and tells it that this worker listens there. */
+function openLink(clientId) {
+  const { links, prefix, leaderId } = shared;
+  let channel = links.get(clientId);
   if (!channel) {
-    if (replies.size >= MAX_REPLY_CHANNELS) {
-      const [oldest, stale] = replies.entries().next().value;
+    if (links.size >= MAX_LINKS) {
+      const [oldest, stale] = links.entries().next().value;
       stale.close();
-      replies.delete(oldest);
+      links.delete(oldest);
     }
-    channel = new BroadcastChannel(`${prefix}reply:${clientId}`);
-    replies.set(clientId, channel);
+    channel = new BroadcastChannel(`${prefix}link:${leaderId}:${clientId}`);
+    channel.onmessage = (event) => receive(event.data, (answer) => channel.postMessage(answer));
+    links.set(clientId, channel);
   }
-  channel.postMessage(answer);
+  channel.postMessage({ linked: true });
 }
 
 async function close() {
   if (shared) {
     shared.requests.close();
     shared.changes.close();
-    for (const channel of shared.replies.values()) channel.close();
+    for (const channel of shared.links.values()) channel.close();
     shared = null;
   }
   const closing = store;
@@ -160,4 +188,15 @@ function enqueue(message, answer) {
     );
 }
 
-self.addEventListener('message', (event) => enqueue(event.data ?? {}, (answer) => self.postMessage(answer)));
+/** Runs the calls of one message in order; a batch is answered in one message once all ran. */
+function receive(data, post) {
+  if (!Array.isArray(data?.batch)) {
+    enqueue(data ?? {}, post);
+    return;
+  }
+  const answers = [];
+  for (const message of unbatch(data)) enqueue(message ?? {}, (answer) => answers.push(answer));
+  queue = queue.then(() => post({ batch: answers }));
+}
+
+self.addEventListener('message', (event) => receive(event.data, (answer) => self.postMessage(answer)));

@@ -168,7 +168,9 @@ fn check_opfs() -> Result<()> {
 }
 
 /// Installs the pool, retrying with a growing pause while another context still holds its
-/// files, for at most [`HANDLE_RETRY_MS`].
+/// files, for at most [`HANDLE_RETRY_MS`]. The pauses stay short (10 ms, doubling up to
+/// 100 ms): the files of a worker that just ended come free within a few hundred ms, and a
+/// tab taking over should notice within one short pause of that.
 async fn install_with_retry(name: &str) -> Result<OpfsSAHPoolUtil> {
     let config = OpfsSAHPoolCfgBuilder::new()
         .vfs_name(name)
@@ -176,7 +178,7 @@ async fn install_with_retry(name: &str) -> Result<OpfsSAHPoolUtil> {
         .initial_capacity(DEFAULT_POOL_SLOTS)
         .build();
     let mut waited = 0;
-    let mut pause = 50;
+    let mut pause = 10;
     loop {
         let attempt = sahpool::install::<WasmOsCallback>(&config, false);
         match time::within(INSTALL_MS, "installing the OPFS pool", attempt).await? {
@@ -184,7 +186,7 @@ async fn install_with_retry(name: &str) -> Result<OpfsSAHPoolUtil> {
             Err(error) if errors::is_handle_held(&error) && waited < HANDLE_RETRY_MS => {
                 time::sleep(pause).await;
                 waited += pause;
-                pause *= 2;
+                pause = (pause * 2).min(100);
             }
             Err(error) => return Err(errors::pool(error)),
         }

@@ -90,6 +90,21 @@ const chaos = await runChaos(browser, server.url, {
 const h = percentiles(chaos.handoffs);
 console.log(`chaos: ${chaos.acked} writes acknowledged, ${chaos.disruptions} hand-offs in ${((Date.now() - started) / 1000).toFixed(0)} s; problems ${chaos.problems.length}; calls left pending ${chaos.pendingLeft.reduce((a, b) => a + b, 0)}; errors ${JSON.stringify(chaos.errors)}`);
 console.log(`hand-off, leader loss to the first write acknowledged after the new leader took over (${h.n} measured): p50 ${h.p50} ms, p95 ${h.p95} ms, max ${h.max} ms`);
+console.log('where the hand-off time goes, p50 (p95) ms per phase, by how the leader was lost:');
+console.log('| lost by | n | until lock | wasm | until files free | open | announce | first ack | total | open attempts |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+const kinds = ['close', 'reload', 'terminate', 'all'];
+for (const kind of kinds) {
+  const rows = chaos.phases.filter((p) => kind === 'all' || p.kind === kind);
+  if (rows.length === 0) continue;
+  const cell = (key) => {
+    const q = percentiles(rows.map((r) => r[key]));
+    return `${q.p50} (${q.p95})`;
+  };
+  const totals = rows.map((r) => r.lock + r.wasm + r.files + r.open + r.announce + r.firstAck);
+  const t = percentiles(totals);
+  console.log(`| ${kind} | ${rows.length} | ${cell('lock')} | ${cell('wasm')} | ${cell('files')} | ${cell('open')} | ${cell('announce')} | ${cell('firstAck')} | ${t.p50} (${t.p95}) | ${cell('attempts')} |`);
+}
 for (const problem of chaos.problems.slice(0, 20)) console.log(`problem: ${problem}`);
 await browser.close();
 await server.close();

@@ -8,12 +8,56 @@ import { METHODS, PARAMETERS } from '../../js/methods.js';
 
 const app = useTestApp();
 
+/**
+ * RUNSTORE_THROUGH=follower (run by scripts/test-js.sh): every store a test opens without
+ * `exclusive` is led by another tab, so the test's calls travel from a follower to that tab's
+ * worker; a memory store is opened on OPFS for it. The assertions stay the same.
+ */
+const THROUGH_FOLLOWER = process.env.RUNSTORE_THROUGH === 'follower';
+let host = null;
+
 async function openApp() {
   const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
+  if (THROUGH_FOLLOWER) await openThroughFollower(page);
   await page.goto(app.url);
   await page.waitForFunction(() => window.runstore !== undefined);
   return page;
+}
+
+/** Makes `RunStore.open` in `page` (on every load) open the store as a follower of the host tab. */
+async function openThroughFollower(page) {
+  await page.exposeFunction('leadInHostTab', async (name) => {
+    host ??= await app.browser.newPage().then(async (page) => {
+      await page.goto(app.url);
+      await page.waitForFunction(() => window.runstore !== undefined);
+      return page;
+    });
+    return host.evaluate(async (name) => {
+      window.led ??= {};
+      window.led[name] ??= await window.runstore.RunStore.open(name, { persistence: 'opfs' });
+      return window.led[name].isLeader;
+    }, name);
+  });
+  await page.addInitScript(() => {
+    let runstore;
+    Object.defineProperty(window, 'runstore', {
+      configurable: true,
+      get: () => runstore,
+      set: (value) => {
+        runstore = value;
+        const { RunStore } = value;
+        const open = RunStore.open.bind(RunStore);
+        RunStore.open = async (name, options) => {
+          if (!options || typeof options !== 'object' || options.exclusive) return open(name, options);
+          if (!(await window.leadInHostTab(String(name)))) throw new Error(`the host tab does not lead ${name}`);
+          const store = await open(name, { ...options, persistence: 'opfs' });
+          if (store.isLeader) throw new Error(`${name} was opened as its leader, not as a follower`);
+          return store;
+        };
+      },
+    });
+  });
 }
 
 test('the client forwards exactly the methods the wasm class has', async () => {
@@ -454,3 +498,14 @@ test('a tab closed mid-write keeps every acknowledged append, with no gap', asyn
   assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1));
   await next.close();
 });
+
+if (THROUGH_FOLLOWER) {
+  test('through a follower: the host tab led every shared store the tests opened', async () => {
+    const led = await host.evaluate(() => Object.entries(window.led).map(([name, store]) => [name, store.isLeader]));
+    const names = led.map(([name]) => name);
+    for (const name of ['reload-test', 'conflict-test', 'steps-test', 'fencing-test', 'bad-input-test', 'crash-test']) {
+      assert.ok(names.includes(name), `${name} was not led by the host tab: ${names}`);
+    }
+    assert.ok(led.every(([, isLeader]) => isLeader), JSON.stringify(led));
+  });
+}

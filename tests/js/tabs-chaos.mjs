@@ -11,8 +11,13 @@ async function startWriter({ name, slot, slots, workflows, timeoutMs }) {
   window.stats = stats;
   window.stop = false;
   window.store = await window.runstore.RunStore.open(name, { persistence: 'opfs', requestTimeoutMs: timeoutMs });
-  window.store.onLeaderChange((isLeader) => isLeader && console.debug(`runstore-leader ${Date.now()}`));
-  if (window.store.isLeader) console.debug(`runstore-leader ${Date.now()}`);
+  // The store marks when each phase of taking over ended (performance mark `runstore:lead`).
+  const led = () => {
+    const phases = performance.getEntriesByName('runstore:lead').at(-1)?.detail ?? {};
+    console.debug(`runstore-leader ${Date.now()} ${JSON.stringify(phases)}`);
+  };
+  window.store.onLeaderChange((isLeader) => isLeader && led());
+  if (window.store.isLeader) led();
   const track = async (promise) => {
     stats.inFlight++;
     try {
@@ -103,7 +108,7 @@ export async function runChaos(browser, url, options) {
     page.on('console', (message) => {
       const [tag, ...rest] = message.text().split(' ');
       if (tag === 'runstore-ack') acked.set(rest[0], { kind: rest[1], at: Number(rest[2]) });
-      else if (tag === 'runstore-leader') leaderSince.push(Number(rest[0]));
+      else if (tag === 'runstore-leader') leaderSince.push({ at: Number(rest[0]), phases: JSON.parse(rest[1] ?? '{}') });
     });
     await start(page, slot);
     pages[slot] = page;
@@ -134,7 +139,7 @@ export async function runChaos(browser, url, options) {
       await worker?.evaluate(() => self.close()).catch(() => {});
     }
     disruptions++;
-    handoffs.push(t0);
+    handoffs.push({ t0, kind });
     log(`${kind} of page ${leader}; ${acked.size} writes acknowledged`);
   }
 
@@ -160,20 +165,40 @@ export async function runChaos(browser, url, options) {
     acked: acked.size,
     problems: check(acked, stored),
     disruptions,
-    handoffs: handoffTimes(handoffs, leaderSince, acked),
+    ...handoffTimes(handoffs, leaderSince, acked),
     errors,
     pendingLeft,
   };
 }
 
-/** Each hand-off's time from the disruption to the first write acknowledged after a new leader took over. */
+/**
+ * Each hand-off's time from the disruption to the first write acknowledged after a new leader
+ * took over (`handoffs`), and where it went (`phases`, ms each): until the new leader's tab got
+ * the lock, until the previous worker let the files go, opening them, announcing the new
+ * leader, and the first acknowledgement.
+ */
 function handoffTimes(starts, leaderSince, acked) {
   const ackTimes = [...acked.values()].map((a) => a.at).sort((a, b) => a - b);
-  return starts.map((t0) => {
-    const led = leaderSince.filter((t) => t >= t0).sort((a, b) => a - b)[0];
-    const first = led === undefined ? undefined : ackTimes.find((t) => t >= led);
-    return first === undefined ? null : first - t0;
-  });
+  const handoffs = [];
+  const phases = [];
+  for (const { t0, kind } of starts) {
+    const led = leaderSince.filter((l) => l.at >= t0).sort((a, b) => a.at - b.at)[0];
+    const first = led === undefined ? undefined : ackTimes.find((t) => t >= led.at);
+    handoffs.push(first === undefined ? null : first - t0);
+    const p = led?.phases;
+    if (first === undefined || !p?.lockGranted) continue;
+    phases.push({
+      lock: p.lockGranted - t0,
+      wasm: Math.max(0, p.wasmReady - p.lockGranted),
+      files: p.poolFree - Math.max(p.lockGranted, p.wasmReady),
+      open: p.opened - p.poolFree,
+      announce: p.announced - p.opened,
+      firstAck: first - p.announced,
+      attempts: p.attempts,
+      kind,
+    });
+  }
+  return { handoffs, phases };
 }
 
 async function findLeader(pages) {

@@ -63,6 +63,16 @@ async function script(p) {
   out.outcome = await settle(s.requestOutcome(`${p}step`).then((r) => r && r.outcomes));
   out.badStep = await settle(s.commit({ operations: [{ op: 'append', workflowId: `${p}wf`, events: [ev('x', 1)], expectedSeq: 3 }, { op: 'completeOutbox', dispatchKey: `${p}nope`, claimToken: 1 }] }));
   out.artifact = await settle(s.putArtifact({ scope: `${p}s`, mediaType: 'text/plain', bytes: new TextEncoder().encode('hi') }, 10).then((m) => [m.sizeBytes, m.sha256]));
+  // Issued together, they travel together (batch.js), in order, each with its own answer.
+  const together = [
+    s.append(`${p}tog`, [ev('t1', 1)], 0),
+    s.append(`${p}tog`, [ev('t2', 2)], 1),
+    s.append(`${p}tog`, [ev('t3', 3)], 1),
+    s.head(`${p}tog`),
+    s.readHistory(`${p}tog`, () => 1),
+    s.readHistory(`${p}tog`).then((page) => page.items.map((e) => e.name)),
+  ];
+  out.together = await Promise.all(together.map((call) => settle(call).then(({ value, code, field }) => value ?? [code, field ?? null])));
   // The browser's own wording of a clone failure names the channel; the code and field are the contract.
   out.uncloneable = await settle(s.readHistory(`${p}wf`, () => 1)).then(({ code, field }) => ({ code, field }));
   return JSON.parse(JSON.stringify(out).replaceAll(p, '<p>'));
@@ -94,6 +104,7 @@ test('a second tab opens the store at once and gets the same answers and errors 
   assert.deepEqual(fromLeader.replay.value.outcomes, fromLeader.step.value.outcomes);
   assert.deepEqual([fromLeader.badStep.code, fromLeader.badStep.operation], ['NOT_FOUND', 1]);
   assert.deepEqual(fromLeader.uncloneable, { code: 'INVALID_INPUT', field: 'page' });
+  assert.deepEqual(fromLeader.together, [1, 2, ['SEQUENCE_CONFLICT', null], 2, ['INVALID_INPUT', 'page'], ['t1', 't2']]);
 
   // Both tabs heard of both tabs' commits, the leader's own included.
   await first.waitForFunction(() => window.changes.some((c) => c.workflowIds.includes('follow-wf')));

@@ -4,6 +4,7 @@ import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
+import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
 
@@ -18,6 +19,8 @@ window.runCoreWorker = () =>
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
     worker.postMessage('run');
   });
+/** The client benchmark (tests/js/bench-client.mjs). */
+window.bench = { core: benchCore, open: benchOpen, client: benchClient, clientPerCall: benchClientPerCall, messaging: benchMessaging };
 /** Terminates a store worker mid-step, cycle after cycle (src/crash-cycles.js). */
 window.runCrashCycles = runCrashCycles;
 /** The hostile-input suite through runstore/core in an app's own worker; resolves to its report. */

@@ -1,0 +1,178 @@
+// Runs W1-W5 through runstore's public JS API (runstore/core in a worker, and the main-thread
+// RunStore client) beside the official SQLite wasm build running the same SQL, in one headless
+// Chromium page, and prints Markdown tables: medians of the runs with their spreads, and the
+// ratios taken within each run. Figures only, no assertions on speed.
+//
+// Usage (scripts/bench-official.sh builds the page first):
+//   node benches/official/run.mjs [--workloads W1,W3] [--setups memory,opfs-full]
+//     [--sides core,official,client] [--runs 3] [--scale 1] [--json FILE]
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { serveStatic, launchChromium } from '../../tests/js/browser.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const WORKLOADS = {
+  W1: ['W1 single appends', 'appends'],
+  W2: ['W2 batched appends', 'events'],
+  W3: ['W3 history reads', 'events'],
+  W4: ['W4 outbox, batch complete', 'rows'],
+  W4each: ['W4 outbox, one completeOutbox per row', 'rows'],
+  W5: ['W5 checkpoint CAS', 'updates'],
+};
+const SETUPS = {
+  'opfs-relaxed': 'OPFS (sahpool): runstore `relaxed` beside official `synchronous=NORMAL`',
+  'opfs-full': 'OPFS (sahpool): runstore `full` beside official `synchronous=FULL`',
+  memory: 'memory: runstore `memory` beside official `:memory:`',
+};
+const SIDES = ['core', 'official', 'client'];
+const WARMUP_SCALE = 0.02;
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      workloads: { type: 'string', default: Object.keys(WORKLOADS).join(',') },
+      setups: { type: 'string', default: Object.keys(SETUPS).join(',') },
+      sides: { type: 'string', default: SIDES.join(',') },
+      runs: { type: 'string', default: '3' },
+      scale: { type: 'string', default: '1' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(5, 8).join('\n'));
+    process.exit(0);
+  }
+  const list = (text, known, what) =>
+    text.split(',').map((item) => {
+      if (!known.includes(item)) throw new Error(`unknown ${what} "${item}"; known: ${known.join(', ')}`);
+      return item;
+    });
+  const runs = Number(values.runs);
+  const scale = Number(values.scale);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a whole number of at least 1');
+  if (!(scale > 0 && scale <= 1)) throw new Error('--scale takes a number in (0, 1]');
+  return {
+    workloads: list(values.workloads, Object.keys(WORKLOADS), 'workload'),
+    setups: list(values.setups, Object.keys(SETUPS), 'setup'),
+    sides: list(values.sides, SIDES, 'side'),
+    runs,
+    scale,
+    json: values.json,
+  };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+const rate = (x) => Math.round(x).toLocaleString('en-US');
+const ratio = (x) => x.toFixed(2);
+/** "median (min–max)" over the runs, or the single value of one run. */
+function spread(xs, format) {
+  if (xs.length === 0) return '–';
+  if (xs.length === 1) return format(xs[0]);
+  return `${format(median(xs))} (${format(Math.min(...xs))}–${format(Math.max(...xs))})`;
+}
+
+async function main() {
+  const opts = options();
+  const server = await serveStatic(join(root, 'benches', 'official', 'dist'));
+  const browser = await launchChromium();
+  const results = [];
+  try {
+    const page = await browser.newPage();
+    page.on('pageerror', (error) => console.error(`[page] ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') console.error(`[console] ${message.text()}`);
+    });
+    await page.goto(server.url);
+    await page.waitForFunction(() => window.benchReady === true);
+    // Untimed: every side runs every workload once at a small scale first, so that no side's
+    // first measurement pays for compiling and tiering up its code alone.
+    for (const setup of opts.setups) {
+      for (const workload of opts.workloads) {
+        for (const side of opts.sides) {
+          const name = `warmup-${setup}-${workload}-${side}`.toLowerCase();
+          await page.evaluate((args) => window.bench.measure(...args), [side, setup, workload, WARMUP_SCALE, name]);
+        }
+      }
+    }
+    for (let run = 0; run < opts.runs; run++) {
+      // Each run starts with another side, so that no side always runs first or last.
+      const order = opts.sides.map((_, i) => opts.sides[(i + run) % opts.sides.length]);
+      for (const setup of opts.setups) {
+        for (const workload of opts.workloads) {
+          for (const side of order) {
+            const name = `bench-${run + 1}-${setup}-${workload}-${side}`.toLowerCase();
+            const { count, ms } = await page.evaluate(
+              (args) => window.bench.measure(...args),
+              [side, setup, workload, opts.scale, name],
+            );
+            const perSecond = count / (ms / 1000);
+            results.push({ run: run + 1, setup, workload, side, count, ms, perSecond });
+            console.error(`[bench] run ${run + 1} ${setup} ${workload} ${side}: ${count} in ${ms.toFixed(1)} ms = ${rate(perSecond)}/s`);
+          }
+        }
+      }
+    }
+    report(opts, results, await page.evaluate(() => navigator.userAgent));
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  if (opts.json) writeFileSync(opts.json, JSON.stringify({ options: opts, results }, null, 2));
+}
+
+function report(opts, results, userAgent) {
+  const version = (pkg) => JSON.parse(readFileSync(join(root, ...pkg, 'package.json'), 'utf8')).version;
+  const officialVersion = version(['node_modules', '@sqlite.org', 'sqlite-wasm']);
+  console.log(`\n${/HeadlessChrome\/[\d.]+/.exec(userAgent)?.[0] ?? userAgent}, @sqlite.org/sqlite-wasm ${officialVersion}, runstore ${version([])}; ` +
+    `${opts.runs} run(s), scale ${opts.scale}. Cells: median (min–max) over the runs; ratios are taken within each run.`);
+  const of = (run, setup, workload, side) =>
+    results.find((r) => r.run === run && r.setup === setup && r.workload === workload && r.side === side)?.perSecond;
+  const perRun = (setup, workload, side) =>
+    results.filter((r) => r.setup === setup && r.workload === workload && r.side === side).map((r) => r.perSecond);
+  const ratios = (setup, workload, top, bottom) => {
+    const out = [];
+    for (let run = 1; run <= opts.runs; run++) {
+      const a = of(run, setup, workload, top);
+      const b = of(run, setup, workload, bottom);
+      if (a !== undefined && b !== undefined) out.push(a / b);
+    }
+    return out;
+  };
+  for (const setup of opts.setups) {
+    console.log(`\n${SETUPS[setup]}\n`);
+    console.log('| workload | unit | runstore/core, unit/s | official, unit/s | core ÷ official | client, unit/s | client ÷ core | client ÷ official |');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+    for (const workload of opts.workloads) {
+      const [title, unit] = WORKLOADS[workload];
+      console.log(`| ${title} | ${unit} | ${[
+        spread(perRun(setup, workload, 'core'), rate),
+        spread(perRun(setup, workload, 'official'), rate),
+        spread(ratios(setup, workload, 'core', 'official'), ratio),
+        spread(perRun(setup, workload, 'client'), rate),
+        spread(ratios(setup, workload, 'client', 'core'), ratio),
+        spread(ratios(setup, workload, 'client', 'official'), ratio),
+      ].join(' | ')} |`);
+    }
+  }
+  const summary = (title, top, bottom) => {
+    console.log(`\n${title}\n`);
+    console.log(`| workload | ${opts.setups.join(' | ')} |`);
+    console.log(`|---|${opts.setups.map(() => '---:').join('|')}|`);
+    for (const workload of opts.workloads) {
+      const cells = opts.setups.map((setup) => spread(ratios(setup, workload, top, bottom), ratio));
+      console.log(`| ${WORKLOADS[workload][0]} | ${cells.join(' | ')} |`);
+    }
+  };
+  summary('runstore/core ÷ official (median of the per-run ratios, spread):', 'core', 'official');
+  summary('main-thread client ÷ runstore/core:', 'client', 'core');
+}
+
+await main();

@@ -1,0 +1,65 @@
+// The benchmark page: one dedicated worker for runstore/core and one for the official build,
+// kept for the whole session, and the main-thread RunStore client. The driver (run.mjs) calls
+// `window.bench.measure(side, setup, workload, scale, name)` one measurement at a time.
+import { RunStore } from 'runstore';
+import { measure } from './workloads.js';
+
+/** Calls into a worker that answers each { id, ...request } with { id, result } or { id, error }. */
+function workerSide(worker) {
+  const pending = new Map();
+  let nextId = 1;
+  worker.onmessage = ({ data }) => {
+    const call = pending.get(data.id);
+    pending.delete(data.id);
+    if (data.error) call.reject(new Error(data.error));
+    else call.resolve(data.result);
+  };
+  // A worker that failed (or never loaded) fails every call, now and later, instead of hanging.
+  let failure = null;
+  worker.onerror = (event) => {
+    failure = new Error(`the worker failed: ${event.message ?? 'it did not load'}`);
+    for (const call of pending.values()) call.reject(failure);
+    pending.clear();
+  };
+  return (request) =>
+    new Promise((resolve, reject) => {
+      if (failure) return reject(failure);
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, ...request });
+    });
+}
+
+// Written out in full so that Vite finds and bundles both workers.
+const core = workerSide(new Worker(new URL('./core-worker.js', import.meta.url), { type: 'module' }));
+const official = workerSide(new Worker(new URL('./official-worker.js', import.meta.url), { type: 'module' }));
+
+function client({ setup, workload, scale, name }) {
+  const options =
+    setup === 'memory' ? { persistence: 'memory' } : { persistence: 'opfs', durability: setup.slice('opfs-'.length) };
+  return measure(
+    workload,
+    scale,
+    () => RunStore.open(name, options),
+    (store) => store.close(),
+  );
+}
+
+/** Removes a closed runstore store's OPFS files (its pool directory and its reserve). */
+async function removeStore(name) {
+  const root = await navigator.storage.getDirectory();
+  await root.removeEntry(name, { recursive: true }).catch(() => {});
+  const reserve = await root.getDirectoryHandle('.runstore-reserve').catch(() => null);
+  await reserve?.removeEntry(name).catch(() => {});
+}
+
+const SIDES = { core, official, client };
+
+window.bench = {
+  async measure(side, setup, workload, scale, name) {
+    const result = await SIDES[side]({ setup, workload, scale, name });
+    if (side !== 'official' && setup !== 'memory') await removeStore(name);
+    return result;
+  },
+};
+window.benchReady = true;

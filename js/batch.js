@@ -1,0 +1,48 @@
+// Calls issued in the same task travel to the store's worker together: each message costs a
+// task (and often a thread wake-up) on both sides, and a burst of independent calls
+// (`Promise.all` of reads, a runner settling several outbox rows) pays that twice instead of
+// once per call. The first call of a task leaves at once, as a lone call always did; the
+// calls after it in the same task are copied when they are made (a caller may change its
+// objects afterwards, as with postMessage) and leave as one `{ batch }` message at the end of
+// the task. The worker runs them in order and answers them in one message, each call with its
+// own result or error.
+
+export class Batcher {
+  #post;
+  #queue = [];
+  #inTask = false;
+
+  /** @param {(message: object) => void} post sends one message; it throws for what cannot be cloned */
+  constructor(post) {
+    this.#post = post;
+  }
+
+  /** Sends `message` now, or with the task's other calls; throws for what cannot be cloned. */
+  send(message) {
+    if (this.#inTask) {
+      this.#queue.push(structuredClone(message));
+      return;
+    }
+    this.#post(message);
+    this.#inTask = true;
+    queueMicrotask(() => this.#flush());
+  }
+
+  #flush() {
+    this.#inTask = false;
+    const messages = this.#queue;
+    this.#queue = [];
+    if (messages.length === 0) return;
+    try {
+      this.#post(messages.length === 1 ? messages[0] : { batch: messages });
+    } catch {
+      // Copies clone again; only a destination that closed meanwhile refuses them, and its
+      // calls are sent again to the next one (tabs.js).
+    }
+  }
+}
+
+/** The messages `data` carries: a batch's, or the one message it is. */
+export function unbatch(data) {
+  return Array.isArray(data?.batch) ? data.batch : [data];
+}
