@@ -390,7 +390,6 @@ impl SqliteStore {
         )
     }
 
-
     fn ids_where_status(&self, sql_condition: &str, page: &PageRequest) -> Result<Page<String>> {
         WORKFLOW_IDS.read(
             self.conn(),
