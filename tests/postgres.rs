@@ -323,6 +323,37 @@ fn racing_retries_of_one_step_apply_it_once() {
     assert_eq!(recorded.outcomes, [OperationOutcome::Append { head: 2 }]);
 }
 
+/// One store serves many threads: it can be shared in an `Arc` (checked when compiling).
+#[test]
+fn a_store_is_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PgStore>();
+}
+
+/// The decode check pages through the journal: an undecodable event past the first page is
+/// found, and the first one in (workflow id, seq) order is named.
+#[test]
+fn the_decode_check_pages_through_a_large_journal() {
+    let store = open(&fresh_schema("decode"), 1);
+    let events: Vec<Event> = (0..1_500).map(|n| custom(0, n)).collect();
+    store.append("a", &events, 0).unwrap();
+    store.append("b", &events[..10], 0).unwrap();
+    assert_eq!(store.find_undecodable_event().unwrap(), None);
+    // Version 9 of the encoding: written by a newer store.
+    store
+        .raw_execute(
+            "UPDATE events SET event = '\\x09'::bytea || substr(event, 2)
+             WHERE (workflow_id = 'a' AND seq = 1201) OR (workflow_id = 'b' AND seq = 3)",
+        )
+        .unwrap();
+    let found = store
+        .find_undecodable_event()
+        .unwrap()
+        .expect("an undecodable event");
+    assert_eq!((found.workflow_id.as_str(), found.seq), ("a", 1201));
+    assert!(found.reason.contains("version 9"), "{}", found.reason);
+}
+
 /// A database written by a newer version is refused and left as it was.
 #[test]
 fn a_newer_schema_is_refused_untouched() {
