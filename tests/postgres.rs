@@ -354,6 +354,59 @@ fn the_decode_check_pages_through_a_large_journal() {
     assert!(found.reason.contains("version 9"), "{}", found.reason);
 }
 
+/// A statement failing inside an append's transaction (here a trigger refusing the outbox
+/// row, after the events were written) rolls back the whole append.
+#[test]
+fn a_failure_inside_the_transaction_rolls_back_the_whole_append() {
+    let store = open(&fresh_schema("rollback"), 1);
+    store.append("wf", &[custom(0, 0)], 0).unwrap();
+    store
+        .raw_execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql
+               AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$;
+             CREATE TRIGGER refuse_outbox BEFORE INSERT ON outbox
+               FOR EACH ROW EXECUTE FUNCTION refuse();",
+        )
+        .unwrap();
+    let row = NewOutboxRow {
+        dispatch_key: "wf:1".into(),
+        workflow_id: "wf".into(),
+        ordinal: 1,
+        activity_type: "send".into(),
+        input: vec![1],
+        visible_after: 0,
+        attempt: 0,
+        run_id: None,
+        namespace: None,
+        task_queue: None,
+        node: None,
+        max_attempts: None,
+    };
+    let error = store
+        .append_with_outbox(
+            "wf",
+            &[custom(0, 1), custom(0, 2)],
+            1,
+            std::slice::from_ref(&row),
+        )
+        .unwrap_err();
+    assert_eq!(error.code(), "BACKEND", "{error}");
+    assert!(error.to_string().contains("refused by test"), "{error}");
+    assert_eq!(store.head("wf").unwrap(), 1);
+    let history = store.read_history("wf", &PageRequest::default()).unwrap();
+    assert_eq!(history.items.len(), 1);
+    assert_eq!(store.outbox_row_state("wf:1").unwrap(), None);
+    store
+        .raw_execute("DROP TRIGGER refuse_outbox ON outbox")
+        .unwrap();
+    assert_eq!(
+        store
+            .append_with_outbox("wf", &[custom(0, 1)], 1, &[row])
+            .unwrap(),
+        2
+    );
+}
+
 /// A database written by a newer version is refused and left as it was.
 #[test]
 fn a_newer_schema_is_refused_untouched() {
