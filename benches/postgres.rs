@@ -1,7 +1,9 @@
 //! PgStore next to the same SQL run directly on the `postgres` client, in the same run on the
 //! same server: appends (one event per transaction, each client on its own workflows) and
 //! outbox claims (claim 50, complete them in one transaction, until none are left), with 1 and
-//! 8 concurrent clients. Prints operations per second and the ratio PgStore / direct SQL.
+//! 8 concurrent clients. Each pair runs `ROUNDS` times, alternating sides, each run on a fresh
+//! schema; prints the median operations per second of each side and the ratio of the medians
+//! (PgStore / direct SQL), so that a busy machine's noise hits both sides alike.
 //!
 //! Run: `scripts/bench-postgres.sh` (starts a throwaway cluster and sets `RUNSTORE_PG_URL`).
 
@@ -12,8 +14,9 @@ use std::time::Instant;
 use postgres::{Client, NoTls};
 use runstore::*;
 
-const APPENDS_PER_CLIENT: usize = 400;
-const ROWS: usize = 4_000;
+const APPENDS_PER_CLIENT: usize = 200;
+const ROWS: usize = 3_000;
+const ROUNDS: usize = 5;
 const CLAIM_BATCH: u32 = 50;
 
 fn url() -> String {
@@ -223,19 +226,50 @@ fn claims_direct(schema: &str, clients: usize) -> f64 {
     })
 }
 
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Runs `store_side` and `direct_side` alternately, each on a schema of its own.
+fn compare(
+    name: &str,
+    clients: usize,
+    store_side: fn(&str, usize) -> f64,
+    direct_side: fn(&str, usize) -> f64,
+) {
+    let (mut through_store, mut direct) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let schema = |side: &str| format!("bench_{}_{side}_{clients}_{round}", &name[..6]);
+        let (store_schema, direct_schema) = (schema("store"), schema("direct"));
+        drop(store(&direct_schema, 1)); // creates the schema
+        if round % 2 == 0 {
+            through_store.push(store_side(&store_schema, clients));
+            direct.push(direct_side(&direct_schema, clients));
+        } else {
+            direct.push(direct_side(&direct_schema, clients));
+            through_store.push(store_side(&store_schema, clients));
+        }
+    }
+    row(name, clients, median(through_store), median(direct));
+}
+
 fn main() {
+    println!("median of {ROUNDS} runs per side");
     println!("workload                      clients   PgStore/s   direct SQL/s   ratio");
     for clients in [1, 8] {
-        let schema = format!("bench_append_{clients}");
-        drop(store(&schema, 1)); // creates the schema
-        let direct = appends_direct(&schema, clients);
-        let through_store = appends_store(&schema, clients);
-        row("appends (1 event per txn)", clients, through_store, direct);
-
-        let store_schema = format!("bench_claim_store_{clients}");
-        let through_store = claims_store(&store_schema, clients);
-        let direct = claims_direct(&format!("bench_claim_direct_{clients}"), clients);
-        row("claims (50 per claim)", clients, through_store, direct);
+        compare(
+            "appends (1 event per txn)",
+            clients,
+            appends_store,
+            appends_direct,
+        );
+        compare(
+            "claims (50 per claim)",
+            clients,
+            claims_store,
+            claims_direct,
+        );
     }
 }
 

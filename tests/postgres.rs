@@ -323,6 +323,90 @@ fn racing_retries_of_one_step_apply_it_once() {
     assert_eq!(recorded.outcomes, [OperationOutcome::Append { head: 2 }]);
 }
 
+/// One store serves many threads: it can be shared in an `Arc` (checked when compiling).
+#[test]
+fn a_store_is_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PgStore>();
+}
+
+/// The decode check pages through the journal: an undecodable event past the first page is
+/// found, and the first one in (workflow id, seq) order is named.
+#[test]
+fn the_decode_check_pages_through_a_large_journal() {
+    let store = open(&fresh_schema("decode"), 1);
+    let events: Vec<Event> = (0..1_500).map(|n| custom(0, n)).collect();
+    store.append("a", &events, 0).unwrap();
+    store.append("b", &events[..10], 0).unwrap();
+    assert_eq!(store.find_undecodable_event().unwrap(), None);
+    // Version 9 of the encoding: written by a newer store.
+    store
+        .raw_execute(
+            "UPDATE events SET event = '\\x09'::bytea || substr(event, 2)
+             WHERE (workflow_id = 'a' AND seq = 1201) OR (workflow_id = 'b' AND seq = 3)",
+        )
+        .unwrap();
+    let found = store
+        .find_undecodable_event()
+        .unwrap()
+        .expect("an undecodable event");
+    assert_eq!((found.workflow_id.as_str(), found.seq), ("a", 1201));
+    assert!(found.reason.contains("version 9"), "{}", found.reason);
+}
+
+/// A statement failing inside an append's transaction (here a trigger refusing the outbox
+/// row, after the events were written) rolls back the whole append.
+#[test]
+fn a_failure_inside_the_transaction_rolls_back_the_whole_append() {
+    let store = open(&fresh_schema("rollback"), 1);
+    store.append("wf", &[custom(0, 0)], 0).unwrap();
+    store
+        .raw_execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql
+               AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$;
+             CREATE TRIGGER refuse_outbox BEFORE INSERT ON outbox
+               FOR EACH ROW EXECUTE FUNCTION refuse();",
+        )
+        .unwrap();
+    let row = NewOutboxRow {
+        dispatch_key: "wf:1".into(),
+        workflow_id: "wf".into(),
+        ordinal: 1,
+        activity_type: "send".into(),
+        input: vec![1],
+        visible_after: 0,
+        attempt: 0,
+        run_id: None,
+        namespace: None,
+        task_queue: None,
+        node: None,
+        max_attempts: None,
+    };
+    let error = store
+        .append_with_outbox(
+            "wf",
+            &[custom(0, 1), custom(0, 2)],
+            1,
+            std::slice::from_ref(&row),
+        )
+        .unwrap_err();
+    assert_eq!(error.code(), "BACKEND", "{error}");
+    assert!(error.to_string().contains("refused by test"), "{error}");
+    assert_eq!(store.head("wf").unwrap(), 1);
+    let history = store.read_history("wf", &PageRequest::default()).unwrap();
+    assert_eq!(history.items.len(), 1);
+    assert_eq!(store.outbox_row_state("wf:1").unwrap(), None);
+    store
+        .raw_execute("DROP TRIGGER refuse_outbox ON outbox")
+        .unwrap();
+    assert_eq!(
+        store
+            .append_with_outbox("wf", &[custom(0, 1)], 1, &[row])
+            .unwrap(),
+        2
+    );
+}
+
 /// A database written by a newer version is refused and left as it was.
 #[test]
 fn a_newer_schema_is_refused_untouched() {

@@ -370,17 +370,17 @@ impl EventJournal for PgStore {
     }
 
     fn find_undecodable_event(&self) -> Result<Option<UndecodableEvent>> {
-        // In pages by (workflow_id, seq), so that a large journal is never held whole.
+        // In pages by (workflow_id, seq), so that a large journal is never held whole. Ids are
+        // never empty, so ("", 0) sorts before every event (bytewise, COLLATE "C").
         const BATCH: i64 = 1000;
-        let mut after: Option<(String, i64)> = None;
+        let mut after: (String, i64) = (String::new(), 0);
         loop {
-            let (workflow, seq) = after.clone().unwrap_or_default();
             let rows = self.read(|client| {
                 client.query(
                     "SELECT workflow_id, seq, event FROM events
-                     WHERE $1 OR (workflow_id, seq) > ($2, $3)
-                     ORDER BY workflow_id, seq LIMIT $4",
-                    &[&after.is_none(), &workflow, &seq, &BATCH],
+                     WHERE (workflow_id, seq) > ($1, $2)
+                     ORDER BY workflow_id, seq LIMIT $3",
+                    &[&after.0, &after.1, &BATCH],
                 )
             })?;
             for row in &rows {
@@ -394,7 +394,7 @@ impl EventJournal for PgStore {
             }
             match rows.last() {
                 Some(last) if rows.len() as i64 == BATCH => {
-                    after = Some((col(last, 0)?, col(last, 1)?));
+                    after = (col(last, 0)?, col(last, 1)?);
                 }
                 _ => return Ok(None),
             }
