@@ -33,6 +33,9 @@ struct OpfsOpener<'p> {
     pool: &'p OpfsPool,
     durability: Durability,
     prefix: &'static str,
+    /// Made with this page size before the store opens them, as a database made by an older
+    /// version is; `None`: the store's own for a new database.
+    page_size: Option<i64>,
     opened: RefCell<Vec<String>>,
 }
 
@@ -41,6 +44,17 @@ impl OpfsOpener<'_> {
         self.collect();
         let db = format!("/{}-{name}.db", self.prefix);
         self.pool.delete(&db).expect("delete an old database");
+        if let Some(size) = self.page_size {
+            // The pool is a VFS of the pool's name. A database with a page keeps its size.
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                | rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+            rusqlite::Connection::open_with_flags_and_vfs(&db, flags, self.pool.name())
+                .unwrap()
+                .execute_batch(&format!(
+                    "PRAGMA page_size = {size}; PRAGMA user_version = 0;"
+                ))
+                .unwrap();
+        }
         let store = self
             .pool
             .open(&db, self.durability)
@@ -59,11 +73,18 @@ impl OpfsOpener<'_> {
 }
 
 /// Runs the workloads on a new set of databases in `pool` and prints their table.
-fn run_on_opfs(pool: &OpfsPool, durability: Durability, prefix: &'static str, title: &str) {
+fn run_on_opfs(
+    pool: &OpfsPool,
+    durability: Durability,
+    page_size: Option<i64>,
+    prefix: &'static str,
+    title: &str,
+) {
     let opener = OpfsOpener {
         pool,
         durability,
         prefix,
+        page_size,
         opened: RefCell::default(),
     };
     let started = now();
@@ -91,14 +112,31 @@ async fn workloads_on_opfs_and_memory() {
     run_on_opfs(
         &pool,
         Durability::Full,
+        None,
         "full",
         "browser, OPFS (sahpool), durability full",
     );
     run_on_opfs(
         &pool,
         Durability::Relaxed,
+        None,
         "relaxed",
         "browser, OPFS (sahpool), durability relaxed",
+    );
+    // The page size the browser build gave databases before they got 4 KiB pages.
+    run_on_opfs(
+        &pool,
+        Durability::Full,
+        Some(8192),
+        "full-8k",
+        "browser, OPFS (sahpool), durability full, 8 KiB pages",
+    );
+    run_on_opfs(
+        &pool,
+        Durability::Relaxed,
+        Some(8192),
+        "relaxed-8k",
+        "browser, OPFS (sahpool), durability relaxed, 8 KiB pages",
     );
     assert_eq!(pool.databases().unwrap(), Vec::<String>::new());
     pool.close().await.unwrap();
