@@ -25,6 +25,8 @@ pub struct ReadmeDoctests;
 
 pub mod error;
 pub mod model;
+#[cfg(all(feature = "server", not(target_family = "wasm")))]
+pub mod server;
 mod sqlite;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub mod wasm;
