@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions, StorageEstimate } from './types.js';
+import type { OpenOptions, StorageEstimate, StoredEvent } from './types.js';
 
 export * from './types.js';
 
@@ -17,7 +17,8 @@ export type ErrorCodeName =
   | 'OPFS_UNAVAILABLE'
   | 'CORRUPT'
   | 'BACKEND'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'UNAUTHORIZED';
 
 export declare const ErrorCode: Readonly<{ [K in ErrorCodeName]: K }>;
 
@@ -54,6 +55,14 @@ export declare class RunStoreError extends Error {
   readonly supported?: number;
   /** Any code, from `commit`: the index of the step's operation that failed. */
   readonly operation?: number;
+  /** A sync's SEQUENCE_CONFLICT: this store's head, the server's, and the server's events after `expected`. */
+  readonly localHead?: number;
+  readonly serverHead?: number;
+  readonly serverEvents?: StoredEvent[];
+  /** Whether `serverEvents` holds all of them (at most 1000 are sent). */
+  readonly serverEventsComplete?: boolean;
+  /** An error a sync server answered with: its HTTP status. */
+  readonly httpStatus?: number;
   /** UNAVAILABLE: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
   readonly requestId?: string | null;
 }
@@ -141,6 +150,16 @@ export declare class RunStore {
    * unsubscribe function. Throws INVALID_INPUT for a bad filter.
    */
   subscribe(filter: ChangeFilter | null | undefined, callback: (change: Change) => void): () => void;
+  /**
+   * Syncs the journal with a runstore sync server: pushes the appends the server lacks under
+   * the head both agreed on, pulls the server's, per workflow, and keeps what both agree on in
+   * the store (a checkpoint per server and namespace). A workflow written on both sides is not
+   * merged: it is in `conflicts` as a SEQUENCE_CONFLICT with both heads and the server's
+   * events. Rejects with UNAVAILABLE when the server cannot be reached (nothing is lost: the
+   * next sync goes on from there), UNAUTHORIZED for a token not granted the namespace,
+   * INVALID_INPUT for bad options. With `live: true` it keeps syncing until `signal` aborts.
+   */
+  sync(options: SyncOptions): Promise<SyncSummary>;
   /** Closes this client; a leader hands the store to the next tab. Pending calls reject. */
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.j
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { unsendable } from './unsendable.js';
+import { syncStore } from './sync.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
@@ -113,6 +114,15 @@ export class RunStore {
    */
   subscribe(filter, callback) {
     return this.#changes.subscribe(filter, callback);
+  }
+
+  /**
+   * Syncs the store's journal with a runstore sync server (js/sync.js): pushes local appends
+   * the server lacks, pulls the server's; resolves to a summary with any conflicts.
+   * @param {import('./index').SyncOptions} options
+   */
+  sync(options) {
+    return syncStore(this, options);
   }
 
   /** Closes this client. The leader of a shared store hands the database to the next tab. */
