@@ -25,12 +25,16 @@ pub struct ReadmeDoctests;
 
 pub mod error;
 pub mod model;
+#[cfg(all(feature = "postgres", not(target_family = "wasm")))]
+mod postgres;
 #[cfg(all(feature = "server", not(target_family = "wasm")))]
 pub mod server;
 mod sqlite;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub mod wasm;
 
+#[cfg(all(feature = "postgres", not(target_family = "wasm")))]
+pub use self::postgres::{PgOptions, PgStore, PG_SCHEMA_VERSION};
 pub use error::{Error, Result};
 pub use model::artifacts::*;
 pub use model::checkpoints::*;

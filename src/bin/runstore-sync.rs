@@ -3,7 +3,9 @@
 //! Settings come from the environment:
 //! - `RUNSTORE_SYNC_TOKENS`: the grants as JSON, `{ "<token>": ["namespace", ...] }`, or
 //!   `RUNSTORE_SYNC_TOKENS_FILE`: a file holding them;
-//! - `RUNSTORE_SYNC_SQLITE`: the SQLite store's file (created if missing);
+//! - `RUNSTORE_SYNC_POSTGRES`: the PostgreSQL database's URL, with `RUNSTORE_SYNC_PG_SCHEMA`
+//!   the schema that holds the store (default: the connection's `search_path`), or
+//! - `RUNSTORE_SYNC_SQLITE`: a SQLite store's file (created if missing);
 //! - `RUNSTORE_SYNC_LISTEN`: the address to listen on (default `127.0.0.1:8787`; port 0 picks
 //!   a free one);
 //! - `RUNSTORE_SYNC_MAX_BODY`: the largest request body in bytes (default 4 MiB).
@@ -14,8 +16,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use runstore::server::{router, Grants, Serialized, ServerConfig, DEFAULT_MAX_BODY_BYTES};
-use runstore::SqliteStore;
+use axum::Router;
+use runstore::server::{
+    router, Concurrent, Grants, Serialized, ServerConfig, DEFAULT_MAX_BODY_BYTES,
+};
+use runstore::{PgOptions, PgStore, SqliteStore};
 
 fn main() -> ExitCode {
     match run() {
@@ -56,10 +61,7 @@ fn config() -> Result<ServerConfig, String> {
 
 fn run() -> Result<(), String> {
     let config = config()?;
-    let path =
-        setting("RUNSTORE_SYNC_SQLITE").ok_or("set RUNSTORE_SYNC_SQLITE to the store's file")?;
-    let store = SqliteStore::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
-    let app = router(Arc::new(Serialized::new(store)), config);
+    let app = open_store(config)?;
     let listen = setting("RUNSTORE_SYNC_LISTEN").unwrap_or_else(|| "127.0.0.1:8787".into());
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
@@ -73,6 +75,29 @@ fn run() -> Result<(), String> {
             .await
             .map_err(|e| e.to_string())
     })
+}
+
+/// The router over the store the settings name.
+fn open_store(config: ServerConfig) -> Result<Router, String> {
+    match (
+        setting("RUNSTORE_SYNC_POSTGRES"),
+        setting("RUNSTORE_SYNC_SQLITE"),
+    ) {
+        (Some(url), None) => {
+            let options = PgOptions {
+                schema: setting("RUNSTORE_SYNC_PG_SCHEMA"),
+                ..PgOptions::default()
+            };
+            let store = Concurrent::open(|| PgStore::connect_with(&url, &options))
+                .map_err(|e| format!("cannot open the PostgreSQL store: {e}"))?;
+            Ok(router(Arc::new(store), config))
+        }
+        (None, Some(path)) => {
+            let store = SqliteStore::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
+            Ok(router(Arc::new(Serialized::new(store)), config))
+        }
+        _ => Err("set one of RUNSTORE_SYNC_POSTGRES and RUNSTORE_SYNC_SQLITE".into()),
+    }
 }
 
 async fn stop_signal() {

@@ -52,3 +52,49 @@ pub(crate) fn task_failed(error: impl std::fmt::Display) -> Error {
         message: format!("the request's task failed: {error}"),
     }
 }
+
+/// A store that takes calls from many threads at once (the PostgreSQL store, with its pool of
+/// connections), opened and dropped on a thread of its own: its blocking client runs a
+/// runtime of its own, which must not start or stop on an async runtime's thread.
+pub struct Concurrent<S: Send + 'static>(Option<S>);
+
+impl<S: Send + 'static> Concurrent<S> {
+    /// Opens the store with `open` on a thread of its own.
+    ///
+    /// # Errors
+    /// What `open` returns.
+    pub fn open(open: impl FnOnce() -> Result<S> + Send) -> Result<Self> {
+        let store =
+            std::thread::scope(|scope| scope.spawn(open).join()).map_err(task_failed_any)?;
+        Ok(Self(Some(store?)))
+    }
+}
+
+impl<S: Send + 'static> Drop for Concurrent<S> {
+    fn drop(&mut self) {
+        if let Some(store) = self.0.take() {
+            // A panic while closing is the client's, and the store is gone either way.
+            let _ = std::thread::spawn(move || drop(store)).join();
+        }
+    }
+}
+
+impl<S> StoreAccess for Concurrent<S>
+where
+    S: EventJournal + StepStore + OutboxStore + Send + Sync + 'static,
+{
+    type Store = S;
+
+    fn with_store<R>(&self, f: impl FnOnce(&S) -> Result<R>) -> Result<R> {
+        match &self.0 {
+            Some(store) => f(store),
+            None => Err(Error::Backend {
+                message: "the store is closed".into(),
+            }),
+        }
+    }
+}
+
+fn task_failed_any(_: Box<dyn std::any::Any + Send>) -> Error {
+    task_failed("it panicked")
+}

@@ -39,7 +39,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use tower_http::cors::CorsLayer;
 
-pub use access::{Serialized, StoreAccess};
+pub use access::{Concurrent, Serialized, StoreAccess};
 pub use api_error::ApiError;
 pub use auth::{Grants, MAX_NAMESPACE_BYTES};
 

@@ -14,7 +14,7 @@ use crate::model::{Millis, Page, PageRequest};
 const META_COLUMNS: &str = "scope, artifact_id, media_type, name, size_bytes, sha256,
      idempotency_key, created_at, expires_at";
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(bytes.len() * 2);
     for byte in bytes {
@@ -39,7 +39,7 @@ fn hash_field(hasher: &mut Sha256, value: Option<&str>) {
 
 /// The artifact id: SHA-256 over the put's identity. Stored ids depend on this encoding, so
 /// changing it would make repeated puts of old artifacts create new ones.
-fn artifact_id(artifact: &NewArtifact, content_digest: &[u8]) -> String {
+pub(crate) fn artifact_id(artifact: &NewArtifact, content_digest: &[u8]) -> String {
     let mut hasher = Sha256::new();
     hasher.update(b"runstore artifact v1\0");
     hash_field(&mut hasher, Some(&artifact.scope));
@@ -50,7 +50,7 @@ fn artifact_id(artifact: &NewArtifact, content_digest: &[u8]) -> String {
     hex(&hasher.finalize())
 }
 
-fn check_artifact(artifact: &NewArtifact, now: Millis) -> Result<()> {
+pub(crate) fn check_artifact(artifact: &NewArtifact, now: Millis) -> Result<()> {
     check_id("scope", &artifact.scope)?;
     check_id("mediaType", &artifact.media_type)?;
     if let Some(name) = &artifact.name {
@@ -94,7 +94,7 @@ fn finish_meta((mut meta, size): (ArtifactMeta, i64)) -> Result<ArtifactMeta> {
 }
 
 /// Refuses bytes that no longer match the size and digest recorded when they were put.
-fn verify(meta: &ArtifactMeta, bytes: &[u8]) -> Result<()> {
+pub(crate) fn verify(meta: &ArtifactMeta, bytes: &[u8]) -> Result<()> {
     let digest = hex(&Sha256::digest(bytes));
     if bytes.len() as u64 != meta.size_bytes || digest != meta.sha256 {
         return Err(Error::Corrupt {

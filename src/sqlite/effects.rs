@@ -15,16 +15,16 @@ const COLUMNS: &str = "effect_id, capability_id, idempotency_key, revision, stat
      output, error, updated_at";
 
 /// A record's columns as stored: the status split into its kind and its outcome columns.
-struct Encoded<'a> {
-    revision: i64,
-    status: &'static str,
-    request: String,
-    output: Option<String>,
-    error: Option<&'a str>,
+pub(crate) struct Encoded<'a> {
+    pub(crate) revision: i64,
+    pub(crate) status: &'static str,
+    pub(crate) request: String,
+    pub(crate) output: Option<String>,
+    pub(crate) error: Option<&'a str>,
 }
 
 /// Checks a record and encodes its columns, before any lock is taken.
-fn encode(record: &EffectRecord, expected: Option<u64>) -> Result<Encoded<'_>> {
+pub(crate) fn encode(record: &EffectRecord, expected: Option<u64>) -> Result<Encoded<'_>> {
     let revision = next_revision(record.revision, expected)?;
     check_id("effectId", &record.effect_id)?;
     check_id("capabilityId", &record.capability_id)?;
@@ -124,11 +124,11 @@ fn target(effect_id: &str) -> Target<'_> {
 }
 
 /// What an update is checked against: the stored revision, status and identity.
-struct Stored {
-    revision: u64,
-    status: EffectStatusKind,
-    capability_id: String,
-    idempotency_key: Option<String>,
+pub(crate) struct Stored {
+    pub(crate) revision: u64,
+    pub(crate) status: EffectStatusKind,
+    pub(crate) capability_id: String,
+    pub(crate) idempotency_key: Option<String>,
 }
 
 fn read_stored(tx: &Connection, effect_id: &str) -> Result<Option<Stored>> {
@@ -161,7 +161,11 @@ fn read_stored(tx: &Connection, effect_id: &str) -> Result<Option<Stored>> {
 
 /// Refuses an update the stored effect does not allow: another revision, another identity,
 /// or a status it may not become.
-fn check_update(record: &EffectRecord, expected: u64, stored: Option<Stored>) -> Result<()> {
+pub(crate) fn check_update(
+    record: &EffectRecord,
+    expected: u64,
+    stored: Option<Stored>,
+) -> Result<()> {
     let target = target(&record.effect_id);
     let Some(stored) = stored else {
         return Err(conflict(&target, Some(expected), None));

@@ -15,7 +15,7 @@ use crate::model::outbox::NewOutboxRow;
 use crate::model::{Millis, Page, PageRequest};
 
 /// Lifecycle kinds, the events a run chain is built from.
-const LIFECYCLE: [&str; 7] = [
+pub(crate) const LIFECYCLE: [&str; 7] = [
     "started",
     "completed",
     "failed",
@@ -26,7 +26,7 @@ const LIFECYCLE: [&str; 7] = [
 ];
 
 /// Encodes an event as its version byte followed by its JSON.
-fn encode(index: usize, event: &Event) -> Result<Vec<u8>> {
+pub(crate) fn encode(index: usize, event: &Event) -> Result<Vec<u8>> {
     check_depth(|| format!("events[{index}].data"), &event.data)?;
     let mut blob = Vec::with_capacity(256);
     blob.push(EVENT_VERSION as u8);
@@ -40,7 +40,7 @@ fn encode(index: usize, event: &Event) -> Result<Vec<u8>> {
 }
 
 /// Decodes a stored event, refusing versions newer than this code knows.
-fn decode(blob: &[u8]) -> std::result::Result<Event, String> {
+pub(crate) fn decode(blob: &[u8]) -> std::result::Result<Event, String> {
     let (&version, json) = blob.split_first().ok_or("empty event blob")?;
     if version == 0 || u32::from(version) > EVENT_VERSION {
         return Err(format!(
@@ -50,13 +50,13 @@ fn decode(blob: &[u8]) -> std::result::Result<Event, String> {
     serde_json::from_slice(json).map_err(|e| e.to_string())
 }
 
-fn decode_at(workflow_id: &str, seq: u64, blob: &[u8]) -> Result<Event> {
+pub(crate) fn decode_at(workflow_id: &str, seq: u64, blob: &[u8]) -> Result<Event> {
     decode(blob).map_err(|reason| Error::Serialization {
         message: format!("event {seq} of workflow {workflow_id}: {reason}"),
     })
 }
 
-fn check_event(index: usize, event: &Event) -> Result<()> {
+pub(crate) fn check_event(index: usize, event: &Event) -> Result<()> {
     let field = |name: &str| format!("events[{index}].{name}");
     let non_empty = |name: &str, value: &str| check_id_as(|| field(name), value);
     match &event.kind {
@@ -84,17 +84,17 @@ fn check_event(index: usize, event: &Event) -> Result<()> {
 }
 
 /// The projection row of one workflow, advanced event by event.
-struct Projection {
-    status: WorkflowStatus,
-    workflow_type: Option<String>,
-    run_id: Option<String>,
-    started_at: Option<Millis>,
-    closed_at: Option<Millis>,
-    updated_at: Millis,
+pub(crate) struct Projection {
+    pub(crate) status: WorkflowStatus,
+    pub(crate) workflow_type: Option<String>,
+    pub(crate) run_id: Option<String>,
+    pub(crate) started_at: Option<Millis>,
+    pub(crate) closed_at: Option<Millis>,
+    pub(crate) updated_at: Millis,
 }
 
 impl Projection {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Projection {
             status: WorkflowStatus::Pending,
             workflow_type: None,
@@ -107,7 +107,7 @@ impl Projection {
 
     /// Checks that `event` may follow the current status, as [`EventJournal::append`] states:
     /// a lifecycle event must fit the run; any other event always fits.
-    fn check(&self, workflow_id: &str, event: &Event) -> Result<()> {
+    pub(crate) fn check(&self, workflow_id: &str, event: &Event) -> Result<()> {
         use WorkflowStatus as S;
         let open = matches!(self.status, S::Running | S::Paused);
         let (name, fits) = match &event.kind {
@@ -132,7 +132,7 @@ impl Projection {
         })
     }
 
-    fn apply(&mut self, event: &Event) {
+    pub(crate) fn apply(&mut self, event: &Event) {
         let at = event.recorded_at;
         self.updated_at = at;
         match &event.kind {

@@ -3,21 +3,21 @@
 
 mod migrations;
 
-mod artifacts;
+pub(crate) mod artifacts;
 mod checkpoints;
 mod conversations;
-mod effects;
-mod journal;
-mod namespaces;
-mod outbox;
-mod packages;
-mod paging;
+pub(crate) mod effects;
+pub(crate) mod journal;
+pub(crate) mod namespaces;
+pub(crate) mod outbox;
+pub(crate) mod packages;
+pub(crate) mod paging;
 mod retention;
-mod revisions;
+pub(crate) mod revisions;
 mod run_journal;
-mod steps;
+pub(crate) mod steps;
 mod timers;
-mod visibility;
+pub(crate) mod visibility;
 
 use std::cell::Cell;
 use std::ops::Deref;
@@ -242,25 +242,25 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
 const WAL_SIZE_LIMIT: i64 = 4 << 20;
 
 /// Converts a caller's unsigned count or sequence to SQLite's signed integer.
-fn to_sql_int(field: &str, value: u64) -> Result<i64> {
+pub(crate) fn to_sql_int(field: &str, value: u64) -> Result<i64> {
     i64::try_from(value).map_err(|_| Error::invalid(field, format!("{value} exceeds 2^63-1")))
 }
 
 /// Converts a stored non-negative integer back; a negative one means the file was tampered with.
-fn from_sql_int(column: &str, value: i64) -> Result<u64> {
+pub(crate) fn from_sql_int(column: &str, value: i64) -> Result<u64> {
     u64::try_from(value).map_err(|_| Error::Corrupt {
         message: format!("column {column} holds negative value {value}"),
     })
 }
 
 /// Checks that a caller's identifier is usable: non-empty and of bounded length.
-fn check_id(field: &str, value: &str) -> Result<()> {
+pub(crate) fn check_id(field: &str, value: &str) -> Result<()> {
     check_id_as(|| field.to_owned(), value)
 }
 
 /// As [`check_id`], building the field's name only to report a failure: appends and batch
 /// inserts check several ids per event or row.
-fn check_id_as(field: impl FnOnce() -> String, value: &str) -> Result<()> {
+pub(crate) fn check_id_as(field: impl FnOnce() -> String, value: &str) -> Result<()> {
     if value.is_empty() {
         return Err(Error::invalid(field(), "must not be empty"));
     }
@@ -288,7 +288,7 @@ pub const MAX_JSON_DEPTH: usize = 100;
 
 /// Encodes a caller's JSON document for a TEXT column, refusing one that is too large or too
 /// deeply nested to be read back.
-fn encode_document(field: &str, value: &serde_json::Value) -> Result<String> {
+pub(crate) fn encode_document(field: &str, value: &serde_json::Value) -> Result<String> {
     check_depth(|| field.to_owned(), value)?;
     let text = serde_json::to_string(value)?;
     check_size(field, text.len(), MAX_DOCUMENT_BYTES)?;
@@ -296,7 +296,7 @@ fn encode_document(field: &str, value: &serde_json::Value) -> Result<String> {
 }
 
 /// Refuses JSON nested deeper than [`MAX_JSON_DEPTH`], naming the field only on failure.
-fn check_depth(field: impl FnOnce() -> String, value: &serde_json::Value) -> Result<()> {
+pub(crate) fn check_depth(field: impl FnOnce() -> String, value: &serde_json::Value) -> Result<()> {
     if nested_deeper_than(value, MAX_JSON_DEPTH) {
         return Err(Error::invalid(
             field(),
@@ -318,7 +318,7 @@ fn nested_deeper_than(value: &serde_json::Value, levels: usize) -> bool {
 }
 
 /// Checks a payload against its size limit.
-fn check_size(field: &str, len: usize, max: usize) -> Result<()> {
+pub(crate) fn check_size(field: &str, len: usize, max: usize) -> Result<()> {
     if len > max {
         return Err(Error::invalid(
             field,

@@ -12,7 +12,10 @@ use crate::model::{Millis, Page, PageRequest};
 const COLUMNS: &str = "name, origin, state, placement, created_at, last_seen";
 
 /// Encodes a placement for its nullable column: JSON `null` means none.
-fn encode_placement(field: &str, placement: Option<&serde_json::Value>) -> Result<Option<String>> {
+pub(crate) fn encode_placement(
+    field: &str,
+    placement: Option<&serde_json::Value>,
+) -> Result<Option<String>> {
     let Some(placement) = placement.filter(|p| !p.is_null()) else {
         return Ok(None);
     };

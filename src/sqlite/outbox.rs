@@ -19,7 +19,7 @@ use crate::model::outbox::*;
 use crate::model::{Millis, Page, PageRequest, MAX_PAGE_LIMIT};
 
 /// The entity name in errors about one row.
-const ROW: &str = "outbox row";
+pub(crate) const ROW: &str = "outbox row";
 
 /// The columns [`row_from`] reads, in its order.
 const ROW_COLUMNS: &str = "dispatch_key, workflow_id, ordinal, activity_type, input, status, \
@@ -95,7 +95,7 @@ fn check_max_attempts(index: usize, row: &NewOutboxRow) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
+pub(crate) fn check_rows(rows: &[NewOutboxRow]) -> Result<()> {
     rows.iter()
         .enumerate()
         .try_for_each(|(index, row)| check_row(index, row))
@@ -119,7 +119,7 @@ fn check_route(
 
 /// Claims and re-arms answer with the rows they took, so their batches are bounded like a
 /// page; 0 is allowed and takes nothing.
-fn check_batch_limit(limit: u32) -> Result<()> {
+pub(crate) fn check_batch_limit(limit: u32) -> Result<()> {
     if limit > MAX_PAGE_LIMIT {
         return Err(Error::invalid(
             "limit",
@@ -129,7 +129,7 @@ fn check_batch_limit(limit: u32) -> Result<()> {
     Ok(())
 }
 
-fn check_filter(filter: &ClaimFilter) -> Result<()> {
+pub(crate) fn check_filter(filter: &ClaimFilter) -> Result<()> {
     for (index, id) in filter.exclude_workflows.iter().enumerate() {
         check_id(&format!("filter.excludeWorkflows[{index}]"), id)?;
     }
@@ -144,7 +144,7 @@ fn check_filter(filter: &ClaimFilter) -> Result<()> {
 }
 
 /// Checks the keys of a batch of claims: each usable, none twice.
-fn check_distinct_claims(claims: &[OutboxClaim]) -> Result<()> {
+pub(crate) fn check_distinct_claims(claims: &[OutboxClaim]) -> Result<()> {
     let mut seen = HashSet::with_capacity(claims.len());
     for (index, claim) in claims.iter().enumerate() {
         let key = &claim.dispatch_key;
@@ -157,11 +157,11 @@ fn check_distinct_claims(claims: &[OutboxClaim]) -> Result<()> {
     Ok(())
 }
 
-fn is_live(status: OutboxStatus) -> bool {
+pub(crate) fn is_live(status: OutboxStatus) -> bool {
     matches!(status, OutboxStatus::Pending | OutboxStatus::Claimed)
 }
 
-fn status_from(text: &str) -> Result<OutboxStatus> {
+pub(crate) fn status_from(text: &str) -> Result<OutboxStatus> {
     OutboxStatus::parse(text).ok_or_else(|| Error::Corrupt {
         message: format!("outbox row has unknown status {text}"),
     })
@@ -178,7 +178,7 @@ fn attempt_from(value: i64) -> Result<u32> {
 }
 
 /// The error for a transition of a row that is already settled.
-fn settled(dispatch_key: &str) -> Error {
+pub(crate) fn settled(dispatch_key: &str) -> Error {
     Error::Conflict {
         entity: ROW,
         id: dispatch_key.to_owned(),
@@ -188,7 +188,7 @@ fn settled(dispatch_key: &str) -> Error {
 }
 
 /// The error for a new row whose key is stored already (or listed earlier in the same call).
-fn duplicate(dispatch_key: &str) -> Error {
+pub(crate) fn duplicate(dispatch_key: &str) -> Error {
     settled(dispatch_key)
 }
 

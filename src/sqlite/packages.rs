@@ -11,7 +11,7 @@ use crate::model::{Page, PageRequest};
 
 const COLUMNS: &str = "workflow_type, content_hash, archive, deployed_at";
 
-fn check_hash(field: &str, hash: &str) -> Result<()> {
+pub(crate) fn check_hash(field: &str, hash: &str) -> Result<()> {
     let digits = MIN_HASH_HEX_DIGITS..=MAX_HASH_HEX_DIGITS;
     if !digits.contains(&hash.len()) {
         return Err(Error::invalid(
@@ -32,7 +32,7 @@ fn check_hash(field: &str, hash: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_record(record: &PackageRecord) -> Result<()> {
+pub(crate) fn check_record(record: &PackageRecord) -> Result<()> {
     check_id("workflowType", &record.workflow_type)?;
     check_hash("contentHash", &record.content_hash)?;
     check_size("archive", record.archive.len(), MAX_BLOB_BYTES)

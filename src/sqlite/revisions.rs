@@ -7,7 +7,7 @@ use super::{from_sql_int, to_sql_int, WriteTx};
 use crate::error::{Error, Result};
 
 /// The row a compare-and-swap targets.
-pub(super) struct Target<'a> {
+pub(crate) struct Target<'a> {
     pub table: &'static str,
     pub key_column: &'static str,
     /// The entity named in a conflict.
@@ -18,7 +18,7 @@ pub(super) struct Target<'a> {
 /// Checks that a write carries the revision its expectation implies (0 for a create,
 /// `expected + 1` for an update) and converts it for SQLite. Depends on the arguments alone,
 /// so it runs before any lock is taken.
-pub(super) fn next_revision(revision: u64, expected: Option<u64>) -> Result<i64> {
+pub(crate) fn next_revision(revision: u64, expected: Option<u64>) -> Result<i64> {
     let required = match expected {
         None => Some(0),
         Some(current) => current.checked_add(1),
@@ -50,7 +50,7 @@ pub(super) fn stored_revision(conn: &Connection, target: &Target<'_>) -> Result<
 }
 
 /// The conflict of a write that expected `expected` and found `actual`.
-pub(super) fn conflict(target: &Target<'_>, expected: Option<u64>, actual: Option<u64>) -> Error {
+pub(crate) fn conflict(target: &Target<'_>, expected: Option<u64>, actual: Option<u64>) -> Error {
     Error::Conflict {
         entity: target.entity,
         id: target.id.to_owned(),

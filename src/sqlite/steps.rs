@@ -28,7 +28,7 @@ impl Drop for InStep<'_> {
     }
 }
 
-fn check_step(step: &Step) -> Result<()> {
+pub(crate) fn check_step(step: &Step) -> Result<()> {
     if let Some(request_id) = &step.request_id {
         check_id("requestId", request_id)?;
     }
@@ -48,7 +48,7 @@ fn check_step(step: &Step) -> Result<()> {
 /// What identifies a step's content: the same request id with another fingerprint is
 /// another step, not a retry. The JSON is hashed as it is written, never held whole: a step may
 /// carry a 64 MiB artifact, whose bytes JSON spells out number by number.
-fn fingerprint(operations: &[Operation]) -> Result<String> {
+pub(crate) fn fingerprint(operations: &[Operation]) -> Result<String> {
     let mut hasher = HashWriter(Sha256::new());
     serde_json::to_writer(&mut hasher, operations)?;
     let digest = hasher.0.finalize();

@@ -19,7 +19,7 @@ const COLUMNS: &str = "workflow_id, run_id, workflow_type, status, start_time, c
                        failed_step, failure_reason, search_attributes, head";
 
 /// The entity name in errors about a record.
-const RECORD: &str = "visibility";
+pub(crate) const RECORD: &str = "visibility";
 
 /// The listing order; the cursor condition below continues it.
 const ORDER: &str = "start_time DESC, workflow_id";
@@ -184,7 +184,7 @@ fn is_scalar(value: &serde_json::Value) -> bool {
 }
 
 /// Checks the operand of a comparison or of `in` and returns it.
-fn check_operand<'v>(
+pub(crate) fn check_operand<'v>(
     field: &str,
     op: AttributeOp,
     value: Option<&'v serde_json::Value>,
@@ -215,7 +215,7 @@ fn check_operand<'v>(
 
 /// Checks that a search-attribute key is a plain name: 1 to [`MAX_ATTRIBUTE_KEY_BYTES`] ASCII
 /// letters, digits, `_`, `-` or `.`. Such a key cannot end the quoted JSON path label.
-fn check_attribute_key(field: &str, key: &str) -> Result<()> {
+pub(crate) fn check_attribute_key(field: &str, key: &str) -> Result<()> {
     if key.is_empty() || key.len() > MAX_ATTRIBUTE_KEY_BYTES {
         return Err(Error::invalid(
             field,
@@ -233,7 +233,7 @@ fn check_attribute_key(field: &str, key: &str) -> Result<()> {
 }
 
 /// Checks a record and returns its search attributes as JSON text.
-fn check_record(record: &VisibilityRecord) -> Result<String> {
+pub(crate) fn check_record(record: &VisibilityRecord) -> Result<String> {
     check_id("workflowId", &record.workflow_id)?;
     check_id("runId", &record.run_id)?;
     check_id("workflowType", &record.workflow_type)?;
@@ -282,16 +282,16 @@ fn record_from_row(row: &Row<'_>) -> Result<VisibilityRecord> {
 }
 
 /// What [`check_forward`] needs of the stored record.
-struct Stored {
-    run_id: String,
-    start_time: Millis,
-    closed: bool,
-    head: Option<u64>,
+pub(crate) struct Stored {
+    pub(crate) run_id: String,
+    pub(crate) start_time: Millis,
+    pub(crate) closed: bool,
+    pub(crate) head: Option<u64>,
 }
 
 /// Refuses `record` when it would take the stored record backwards, as
 /// [`VisibilityStore::upsert_visibility`] states.
-fn check_forward(record: &VisibilityRecord, stored: &Stored) -> Result<()> {
+pub(crate) fn check_forward(record: &VisibilityRecord, stored: &Stored) -> Result<()> {
     let conflict = |expected, actual| Error::Conflict {
         entity: RECORD,
         id: record.workflow_id.clone(),
@@ -312,14 +312,14 @@ fn check_forward(record: &VisibilityRecord, stored: &Stored) -> Result<()> {
     Ok(())
 }
 
-fn encode_cursor(start_time: Millis, workflow_id: &str) -> String {
+pub(crate) fn encode_cursor(start_time: Millis, workflow_id: &str) -> String {
     let mut bytes = vec![CURSOR_VERSION];
     bytes.extend_from_slice(&start_time.to_be_bytes());
     bytes.extend_from_slice(workflow_id.as_bytes());
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn decode_cursor(cursor: &str) -> Result<(Millis, String)> {
+pub(crate) fn decode_cursor(cursor: &str) -> Result<(Millis, String)> {
     let malformed = || Error::invalid("cursor", "is not a cursor this store returned");
     if cursor.len() > 2 * (9 + MAX_ID_BYTES) || !cursor.len().is_multiple_of(2) {
         return Err(malformed());
