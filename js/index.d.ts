@@ -176,3 +176,42 @@ export declare function storageEstimate(): Promise<StorageEstimate>;
  * rejects with OPFS_UNAVAILABLE.
  */
 export declare function requestPersistence(): Promise<boolean>;
+
+/** Options of `store.sync`. */
+export interface SyncOptions {
+  /** The sync server's base URL, for example `https://sync.example.com`. */
+  url: string;
+  /** A bearer token the server grants `namespace`. */
+  token: string;
+  /** The server namespace this store's workflows sync with (default `"default"`): 1 to 64 ASCII letters, digits, `-`, `_`, `.`. */
+  namespace?: string;
+  /** Ends the sync (a live one resolves; a single pass rejects with the signal's reason). */
+  signal?: AbortSignal | null;
+  /** `true`: sync again whenever the server or this store has new events, until `signal` aborts; failures are reported to `onProgress` and retried with backoff. */
+  live?: boolean;
+  /** Told of each workflow pushed or pulled, each conflict, each finished pass and (live) each failed pass. */
+  onProgress?: (progress: SyncProgress) => void;
+  /** The fetch to use (default `globalThis.fetch`). */
+  fetch?: typeof fetch;
+}
+
+/** What `onProgress` is told. */
+export type SyncProgress =
+  | { type: 'pushed' | 'pulled'; workflowId: string; events: number; head: number }
+  | { type: 'conflict'; workflowId: string; error: RunStoreError }
+  | { type: 'synced'; summary: SyncSummary }
+  | { type: 'error'; error: RunStoreError };
+
+/** What one sync pass did. */
+export interface SyncSummary {
+  pushed: { workflows: number; events: number };
+  pulled: { workflows: number; events: number };
+  /**
+   * Workflows written here and on the server since they last agreed, left as they are: each a
+   * SEQUENCE_CONFLICT with `workflowId`, `expected` (the head both agreed on), `localHead`,
+   * `serverHead` (also `actual`) and `serverEvents` (the server's events after `expected`).
+   */
+  conflicts: RunStoreError[];
+  /** Where this store is in the namespace's change feed. */
+  cursor: number;
+}

@@ -40,17 +40,25 @@ async function syncLive(store, settings) {
   const { signal } = settings;
   let summary = null;
   let pause = RETRY_MS;
-  // Set while waiting: a local append ends the wait (and the server's long-poll with it).
+  // A local append during a pass means another pass; during the wait, it ends the wait (and
+  // the server's long-poll with it).
   let wait = null;
-  const unsubscribe = typeof store.subscribe === 'function' ? store.subscribe({ areas: ['journal'] }, () => wait?.abort()) : () => {};
+  let appended = false;
+  const onAppend = () => {
+    appended = true;
+    wait?.abort();
+  };
+  const unsubscribe = typeof store.subscribe === 'function' ? store.subscribe({ areas: ['journal'] }, onAppend) : () => {};
   const onAbort = () => wait?.abort();
   signal?.addEventListener('abort', onAbort);
   try {
     while (!signal?.aborted) {
       try {
+        appended = false;
         summary = await syncPass(store, settings);
         settings.onProgress({ type: 'synced', summary });
         pause = RETRY_MS;
+        if (appended) continue;
         wait = new AbortController();
         await waitForServer(settings, summary.cursor, wait.signal);
       } catch (error) {
@@ -283,9 +291,11 @@ function canonical(value) {
 /** One call of the server's API; its error answers become RunStoreErrors with their fields. */
 async function request(settings, method, path, body) {
   const url = `${settings.url}/v1/namespaces/${encodeURIComponent(settings.namespace)}/${path}`;
+  // Called unbound: the browser's fetch refuses any `this` but the global object.
+  const { fetch } = settings;
   let response;
   try {
-    response = await settings.fetch(url, {
+    response = await fetch(url, {
       method,
       headers: { authorization: `Bearer ${settings.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
