@@ -19,8 +19,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use runstore::server::{router, Concurrent, Grants, ServerConfig};
 use runstore::{
-    ClaimFilter, ClaimScope, Event, EventJournal, EventKind, NewOutboxRow, Operation,
-    OutboxStore, PgOptions, PgStore, Step, StepStore,
+    ClaimFilter, ClaimScope, Event, EventJournal, EventKind, NewOutboxRow, Operation, OutboxStore,
+    PgOptions, PgStore, Step, StepStore,
 };
 use serde_json::{json, Value};
 
@@ -50,10 +50,15 @@ fn main() {
     for (round, clients) in LEVELS.into_iter().enumerate() {
         let pushes = runtime.block_on(http_pushes(&base, round, clients));
         let appends = direct_ops(clients, |c, n| {
-            with(&direct, |s| s.append(&format!("direct-{round}-{c}"), &[event(n)], n).map(drop))
+            with(&direct, |s| {
+                s.append(&format!("direct-{round}-{c}"), &[event(n)], n)
+                    .map(drop)
+            })
         });
         let feed = AtomicU64::new(0);
-        let steps = direct_ops(clients, |c, n| with(&direct, |s| push_step(s, round, c, n, &feed)));
+        let steps = direct_ops(clients, |c, n| {
+            with(&direct, |s| push_step(s, round, c, n, &feed))
+        });
         insert_rows(&direct, &format!("http-{round}"), OPS);
         let claims = runtime.block_on(http_claims(&base, clients));
         insert_rows(&direct, &format!("direct-{round}"), OPS);
@@ -85,7 +90,9 @@ async fn serve(store: Arc<Concurrent<PgStore>>) -> String {
 
 fn event(n: u64) -> Event {
     Event {
-        kind: EventKind::Custom { name: "bench".into() },
+        kind: EventKind::Custom {
+            name: "bench".into(),
+        },
         recorded_at: n as i64,
         data: json!({ "payload": "x".repeat(150), "n": n }),
     }
@@ -93,15 +100,31 @@ fn event(n: u64) -> Event {
 
 /// What the server commits for a push, called directly: the append and a feed entry, under a
 /// request id, the feed's place taken again when another client took it.
-fn push_step(store: &PgStore, round: usize, client: u64, n: u64, feed: &AtomicU64) -> runstore::Result<()> {
+fn push_step(
+    store: &PgStore,
+    round: usize,
+    client: u64,
+    n: u64,
+    feed: &AtomicU64,
+) -> runstore::Result<()> {
     let workflow = format!("step-{round}-{client}");
     let feed_id = format!("step-feed-{round}");
     loop {
         let feed_head = store.head(&feed_id)?;
         let step = Step::new()
             .request_id(format!("step-{round}-{client}-{n}"))
-            .with(Operation::Append { workflow_id: workflow.clone(), events: vec![event(n)], expected_seq: n, outbox: vec![] })
-            .with(Operation::Append { workflow_id: feed_id.clone(), events: vec![event(n)], expected_seq: feed_head, outbox: vec![] });
+            .with(Operation::Append {
+                workflow_id: workflow.clone(),
+                events: vec![event(n)],
+                expected_seq: n,
+                outbox: vec![],
+            })
+            .with(Operation::Append {
+                workflow_id: feed_id.clone(),
+                events: vec![event(n)],
+                expected_seq: feed_head,
+                outbox: vec![],
+            });
         match store.commit(&step) {
             Ok(_) => {
                 feed.fetch_add(1, Ordering::Relaxed);
@@ -116,7 +139,11 @@ fn push_step(store: &PgStore, round: usize, client: u64, n: u64, feed: &AtomicU6
 fn claim_and_complete(store: &PgStore) -> runstore::Result<()> {
     let filter = ClaimFilter {
         exclude_workflows: vec![],
-        scope: Some(ClaimScope { namespace: Some(NAMESPACE.into()), task_queue: None, node: None }),
+        scope: Some(ClaimScope {
+            namespace: Some(NAMESPACE.into()),
+            task_queue: None,
+            node: None,
+        }),
     };
     for row in store.claim_outbox(i64::MAX / 2, 1, &filter)? {
         store.complete_outbox(&row.dispatch_key, row.claim_token)?;

@@ -5,4 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-bash scripts/with-postgres.sh cargo bench --features server --bench sync_server
+source scripts/pg-cluster.sh
+cargo bench --features server --bench sync_server

@@ -2,7 +2,7 @@
 # Installs everything the build and the tests need, skipping what is already there:
 # a Rust toolchain that can target wasm32-unknown-unknown, a C compiler for SQLite's C on
 # wasm32, wasm-bindgen-cli (the exact version in Cargo.lock), wasm-pack, Chromium with its
-# driver, and the npm packages. Safe to run again: a second run takes seconds.
+# driver, PostgreSQL (for the PgStore tests), and the npm packages. Safe to run again: a second run takes seconds.
 #
 # Where `rustup target add wasm32-unknown-unknown` works, that is all the Rust side needs.
 # Where it cannot download (a machine that reaches only package registries), Debian's
@@ -67,6 +67,8 @@ setup_rust_wasm() {
 # 2. Browser, driver and the C compiler for SQLite on wasm32.
 setup_system_packages() {
   apt_install chromium chromium-driver
+  # The PostgreSQL server for the PgStore tests (scripts/test-postgres.sh starts a cluster).
+  apt_install postgresql
   if ! command -v clang-22 >/dev/null && ! command -v clang >/dev/null; then apt_install clang-22 lld-22; fi
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests the sync server and `store.sync` on a throwaway PostgreSQL cluster
-# (scripts/with-postgres.sh): the server's Rust tests (tests/sync_server.rs, on SQLite and on
+# (scripts/pg-cluster.sh): the server's Rust tests (tests/sync_server.rs, on SQLite and on
 # PostgreSQL), then the package end to end (tests/js/sync.test.mjs: two Chromium profiles
 # syncing through the runstore-sync binary on PostgreSQL). The test app is built by
 # scripts/test-js.sh; it is built here when missing or older than the package's JS.
@@ -19,6 +19,6 @@ if [ ! -f tests/app/dist/index.html ] || [ -n "$(find js -newer tests/app/dist/i
   vite build tests/app --logLevel warn --emptyOutDir
 fi
 export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
-bash scripts/with-postgres.sh bash -c '
-  cargo test --quiet --features server --test sync_server &&
-  node --test --test-concurrency=1 tests/js/sync.test.mjs'
+RUNSTORE_PG_SETTINGS="-c fsync=off -c full_page_writes=off" source scripts/pg-cluster.sh
+cargo test --quiet --features server --test sync_server
+node --test --test-concurrency=1 tests/js/sync.test.mjs

@@ -16,6 +16,9 @@ bash scripts/lint.sh
 step "native tests"
 cargo test --quiet
 
+step "PostgreSQL store (throwaway cluster)"
+bash scripts/test-postgres.sh --quiet
+
 for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-demo.sh scripts/test-sync.sh; do
   step "$stage"
   bash "$stage"

@@ -14,6 +14,9 @@ use runstore::wasm::{install_pool, open_in_memory, OpfsPool};
 use runstore::{Durability, Event, EventJournal, EventKind, PageRequest, SqliteStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
+/// The store the conformance cases run on.
+type Store = SqliteStore;
+
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 /// Slots for the conformance pools: a case keeps a few databases open at once, each with a

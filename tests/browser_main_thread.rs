@@ -11,6 +11,9 @@ use runstore::wasm::{install_pool, open_in_memory};
 use runstore::{Event, EventJournal, EventKind};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
+/// The store the conformance module is written for.
+type Store = runstore::SqliteStore;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]

@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use conformance::{Backend, Location};
 use runstore::SqliteStore;
 
+/// The store the conformance cases run on.
+type Store = SqliteStore;
+
 struct NativeFile;
 struct NativeMemory;
 

@@ -1,7 +1,9 @@
 //! SQL of artifacts (table `artifacts`) on PostgreSQL; ids and digests as the SQLite store
 //! derives them.
 
-use postgres::{Row, Transaction};
+use postgres::Row;
+
+use super::session::Tx;
 use sha2::{Digest, Sha256};
 
 use super::paging::{col, Key, KeyKind, Listing};
@@ -30,11 +32,7 @@ fn meta_from_row(row: &Row) -> Result<ArtifactMeta> {
     })
 }
 
-pub(super) fn put_in(
-    tx: &mut Transaction<'_>,
-    artifact: &NewArtifact,
-    now: Millis,
-) -> Result<ArtifactMeta> {
+pub(super) fn put_in(tx: &mut Tx<'_>, artifact: &NewArtifact, now: Millis) -> Result<ArtifactMeta> {
     check_artifact(artifact, now)?;
     let content_digest = Sha256::digest(&artifact.bytes);
     let meta = ArtifactMeta {
@@ -99,7 +97,7 @@ pub(super) fn put_in(
     Ok(meta)
 }
 
-pub(super) fn delete_in(tx: &mut Transaction<'_>, scope: &str, artifact_id: &str) -> Result<bool> {
+pub(super) fn delete_in(tx: &mut Tx<'_>, scope: &str, artifact_id: &str) -> Result<bool> {
     check_id("scope", scope)?;
     check_id("artifactId", artifact_id)?;
     let deleted = tx.execute(
@@ -109,8 +107,8 @@ pub(super) fn delete_in(tx: &mut Transaction<'_>, scope: &str, artifact_id: &str
     Ok(deleted > 0)
 }
 
-pub(super) fn purge_expired_in(tx: &mut Transaction<'_>, now: Millis) -> Result<u64> {
-    Ok(tx.execute("DELETE FROM artifacts WHERE expires_at <= $1", &[&now])?)
+pub(super) fn purge_expired_in(tx: &mut Tx<'_>, now: Millis) -> Result<u64> {
+    tx.execute("DELETE FROM artifacts WHERE expires_at <= $1", &[&now])
 }
 
 impl ArtifactStore for PgStore {
@@ -123,12 +121,12 @@ impl ArtifactStore for PgStore {
         check_id("scope", scope)?;
         check_id("artifactId", artifact_id)?;
         let row = self.read(|client| {
-            Ok(client.query_opt(
+            client.query_opt(
                 &format!(
                     "SELECT {META_COLUMNS}, bytes FROM artifacts WHERE scope = $1 AND artifact_id = $2"
                 ),
                 &[&scope, &artifact_id],
-            )?)
+            )
         })?;
         let row = row.ok_or_else(|| {
             Error::not_found("artifact", format!("{artifact_id} of scope {scope}"))

@@ -1,7 +1,9 @@
 //! SQL of agent-run checkpoints (table `checkpoints`) on PostgreSQL, and the compare-and-swap
 //! ending shared with conversations.
 
-use postgres::{Row, Transaction};
+use postgres::Row;
+
+use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_u64, PgStore};
@@ -37,7 +39,7 @@ fn target(checkpoint_id: &str) -> Target<'_> {
 /// reports the revision stored now (a statement in the same transaction sees the row that
 /// blocked the write, committed).
 pub(super) fn written_or_conflict(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     changed: u64,
     target: &Target<'_>,
     expected: Option<u64>,
@@ -59,7 +61,7 @@ pub(super) fn written_or_conflict(
 }
 
 pub(super) fn compare_and_swap_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     checkpoint: &Checkpoint,
     expected_revision: Option<u64>,
 ) -> Result<()> {
@@ -86,7 +88,7 @@ pub(super) fn compare_and_swap_in(
         )?,
         Some(_) => tx.execute(
             "UPDATE checkpoints SET run_id = $2, revision = $3, state = $4, updated_at = $5
-             WHERE checkpoint_id = $1 AND revision = $3 - 1",
+             WHERE checkpoint_id = $1 AND revision = $3::bigint - 1",
             &params,
         )?,
     };

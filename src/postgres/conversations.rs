@@ -1,6 +1,6 @@
 //! SQL of conversation state (table `conversations`) on PostgreSQL.
 
-use postgres::Transaction;
+use super::session::Tx;
 
 use super::checkpoints::written_or_conflict;
 use super::paging::col;
@@ -20,7 +20,7 @@ fn target(conversation_id: &str) -> Target<'_> {
 }
 
 pub(super) fn save_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     state: &ConversationState,
     expected_revision: Option<u64>,
 ) -> Result<()> {
@@ -43,7 +43,7 @@ pub(super) fn save_in(
         )?,
         Some(_) => tx.execute(
             "UPDATE conversations SET revision = $2, format_version = $3, updated_at = $4, state = $5
-             WHERE conversation_id = $1 AND revision = $2 - 1",
+             WHERE conversation_id = $1 AND revision = $2::bigint - 1",
             &params,
         )?,
     };
@@ -59,11 +59,11 @@ impl ConversationStore for PgStore {
     fn load_conversation(&self, conversation_id: &str) -> Result<Option<ConversationState>> {
         check_id("conversationId", conversation_id)?;
         let row = self.read(|client| {
-            Ok(client.query_opt(
+            client.query_opt(
                 "SELECT revision, format_version, updated_at, state FROM conversations
                  WHERE conversation_id = $1",
                 &[&conversation_id],
-            )?)
+            )
         })?;
         let Some(row) = row else { return Ok(None) };
         let format_version: i64 = col(&row, 1)?;

@@ -1,6 +1,8 @@
 //! SQL of the side-effect ledger (table `effects`) on PostgreSQL.
 
-use postgres::{GenericClient, Row, Transaction};
+use postgres::Row;
+
+use super::session::{Sql, Tx};
 
 use super::paging::{col, Key, KeyKind, Listing, Param};
 use super::{to_u64, PgStore};
@@ -59,7 +61,7 @@ fn target(effect_id: &str) -> Target<'_> {
 }
 
 /// The stored revision, status and identity, locked for the update that follows.
-fn read_stored(tx: &mut Transaction<'_>, effect_id: &str) -> Result<Option<Stored>> {
+fn read_stored(tx: &mut Tx<'_>, effect_id: &str) -> Result<Option<Stored>> {
     let Some(row) = tx.query_opt(
         "SELECT revision, status, capability_id, idempotency_key FROM effects
          WHERE effect_id = $1 FOR UPDATE",
@@ -79,7 +81,7 @@ fn read_stored(tx: &mut Transaction<'_>, effect_id: &str) -> Result<Option<Store
     }))
 }
 
-fn create(tx: &mut Transaction<'_>, record: &EffectRecord, encoded: &Encoded<'_>) -> Result<()> {
+fn create(tx: &mut Tx<'_>, record: &EffectRecord, encoded: &Encoded<'_>) -> Result<()> {
     let inserted = tx.execute(
         &format!(
             "INSERT INTO effects ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -129,7 +131,7 @@ fn create(tx: &mut Transaction<'_>, record: &EffectRecord, encoded: &Encoded<'_>
 }
 
 fn update(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     record: &EffectRecord,
     encoded: &Encoded<'_>,
     expected: u64,
@@ -154,7 +156,7 @@ fn update(
 }
 
 pub(super) fn compare_and_swap_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     record: &EffectRecord,
     expected_revision: Option<u64>,
 ) -> Result<()> {
@@ -166,7 +168,7 @@ pub(super) fn compare_and_swap_in(
 }
 
 fn query_one_effect(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     condition: &str,
     params: &[&(dyn postgres::types::ToSql + Sync)],
 ) -> Result<Option<EffectRecord>> {

@@ -6,7 +6,9 @@
 //! the primary key `(workflow_id, seq)` refuses the second, whose transaction then runs again
 //! and finds the winner's head.
 
-use postgres::{GenericClient, Row, Transaction};
+use postgres::Row;
+
+use super::session::{Sql, Tx};
 
 use super::outbox::insert_unique;
 use super::paging::{col, Key, KeyKind, Listing, Param};
@@ -55,7 +57,7 @@ fn encode_events<'e>(workflow_id: &str, events: &'e [Event]) -> Result<Vec<(Vec<
 /// The append with its outbox rows inside the caller's transaction; checks every input
 /// first. Returns the new head.
 pub(super) fn append_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     workflow_id: &str,
     events: &[Event],
     expected_seq: u64,
@@ -71,7 +73,7 @@ pub(super) fn append_in(
 }
 
 fn append_encoded(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     workflow_id: &str,
     encoded: &[(Vec<u8>, &Event)],
     expected_seq: u64,
@@ -168,7 +170,7 @@ const SUMMARIES: Listing = Listing {
     kinds: &[KeyKind::Int, KeyKind::Int, KeyKind::Text],
 };
 
-fn head_of(client: &mut impl GenericClient, workflow_id: &str) -> Result<u64> {
+fn head_of(client: &mut impl Sql, workflow_id: &str) -> Result<u64> {
     let head = client.query_opt(
         "SELECT head FROM workflows WHERE workflow_id = $1",
         &[&workflow_id],
@@ -316,21 +318,18 @@ impl EventJournal for PgStore {
 
     fn read_run_chain(&self, workflow_id: &str) -> Result<Vec<RunSummary>> {
         check_id("workflowId", workflow_id)?;
-        let mut client = self.client()?;
-        // One snapshot for the head and the lifecycle events, even while others append.
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
-        let head = head_of(&mut tx, workflow_id)?;
         let kinds: Vec<&str> = LIFECYCLE.to_vec();
-        let rows = tx.query(
-            "SELECT seq, event FROM events
-             WHERE workflow_id = $1 AND kind = ANY($2::text[]) ORDER BY seq",
-            &[&workflow_id, &kinds],
-        )?;
-        tx.commit()?;
+        // One snapshot for the head and the lifecycle events, even while others append.
+        let (head, rows) = self.write(|tx| {
+            tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+            let head = head_of(tx, workflow_id)?;
+            let rows = tx.query(
+                "SELECT seq, event FROM events
+                 WHERE workflow_id = $1 AND kind = ANY($2::text[]) ORDER BY seq",
+                &[&workflow_id, &kinds],
+            )?;
+            Ok((head, rows))
+        })?;
         let mut runs: Vec<RunSummary> = Vec::new();
         for row in &rows {
             let seq = to_u64("seq", col(row, 0)?)?;
@@ -377,12 +376,12 @@ impl EventJournal for PgStore {
         loop {
             let (workflow, seq) = after.clone().unwrap_or_default();
             let rows = self.read(|client| {
-                Ok(client.query(
+                client.query(
                     "SELECT workflow_id, seq, event FROM events
                      WHERE $1 OR (workflow_id, seq) > ($2, $3)
                      ORDER BY workflow_id, seq LIMIT $4",
                     &[&after.is_none(), &workflow, &seq, &BATCH],
-                )?)
+                )
             })?;
             for row in &rows {
                 if let Err(reason) = decode(col(row, 2)?) {

@@ -2,7 +2,7 @@
 //! `PRAGMA user_version`). Every migration runs in the caller's transaction: DDL is
 //! transactional in PostgreSQL, so a migration applies whole or not at all.
 
-use postgres::Transaction;
+use super::session::Tx;
 
 use crate::error::{Error, Result};
 
@@ -18,7 +18,7 @@ pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 ///
 /// # Errors
 /// [`Error::SchemaTooNew`] when the database is newer than this code; nothing is changed.
-pub(super) fn migrate(tx: &mut Transaction<'_>, schema: Option<&str>) -> Result<()> {
+pub(super) fn migrate(tx: &mut Tx<'_>, schema: Option<&str>) -> Result<()> {
     if let Some(schema) = schema {
         // Checked by `check_schema_name`: a plain lowercase identifier, safe as SQL text.
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;

@@ -32,20 +32,22 @@ mod packages;
 mod paging;
 mod retention;
 mod run_journal;
+mod session;
 mod steps;
 mod timers;
 mod visibility;
 
 use std::time::Duration;
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;
 
 use crate::error::{Error, Result};
 pub use migrations::PG_SCHEMA_VERSION;
+use session::{Manager, Session, Tx};
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
-type PooledClient = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<Manager>;
+type PooledClient = r2d2::PooledConnection<Manager>;
 
 /// How a [`PgStore`] connects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,10 +131,14 @@ impl PgStore {
             config.options(&format!("-c search_path={schema}"));
         }
         config.connect_timeout(options.connect_timeout);
-        let manager = PostgresConnectionManager::new(config, NoTls);
+        let manager = Manager(PostgresConnectionManager::new(config, NoTls));
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
+            // No `SELECT`-like probe before every call: it would cost a round trip each time.
+            // A connection the server closed fails its call with UNAVAILABLE and leaves the
+            // pool; the next call gets a fresh one.
+            .test_on_check_out(false)
             .connection_timeout(options.connect_timeout)
             .build(manager)
             .map_err(unavailable)?;
@@ -150,7 +156,7 @@ impl PgStore {
     /// damaged or written by other code; never needed by an application.
     #[doc(hidden)]
     pub fn raw_execute(&self, sql: &str) -> Result<()> {
-        Ok(self.client()?.batch_execute(sql)?)
+        Ok(self.client()?.client.batch_execute(sql)?)
     }
 
     fn client(&self) -> Result<PooledClient> {
@@ -161,13 +167,12 @@ impl PgStore {
     /// ([`is_retryable`]), it is rolled back and `body` runs again from the start: the
     /// second run sees what the winner committed (a new head, a taken key) and answers as a
     /// serial execution would. Any other error rolls back and is returned.
-    fn write<T>(&self, mut body: impl FnMut(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.client()?;
+    fn write<T>(&self, mut body: impl FnMut(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let mut connection = self.client()?;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let result = run_once(&mut client, &mut body);
-            match result {
+            match connection.in_transaction(&mut body) {
                 Err(error) if attempt < MAX_WRITE_ATTEMPTS && is_retryable(&error) => {
                     backoff(attempt);
                 }
@@ -178,20 +183,10 @@ impl PgStore {
 
     /// Runs a read on a pooled connection, outside any explicit transaction: each statement
     /// sees what was committed when it started.
-    fn read<T>(&self, body: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
-        let mut client = self.client()?;
-        body(&mut client)
+    fn read<T>(&self, body: impl FnOnce(&mut Session<'_>) -> Result<T>) -> Result<T> {
+        let mut connection = self.client()?;
+        body(&mut connection.session())
     }
-}
-
-fn run_once<T>(
-    client: &mut Client,
-    body: &mut impl FnMut(&mut Transaction<'_>) -> Result<T>,
-) -> Result<T> {
-    let mut tx = client.transaction()?;
-    let value = body(&mut tx)?;
-    tx.commit()?;
-    Ok(value)
 }
 
 /// Waits a little before a write runs again, longer after each lost race and spread by the
@@ -238,7 +233,10 @@ impl From<postgres::Error> for Error {
         use postgres::error::SqlState;
         let message = match error.as_db_error() {
             Some(db) => format!("{}: {}", db.code().code(), db.message()),
-            None => error.to_string(),
+            None => match std::error::Error::source(&error) {
+                Some(source) => format!("{error}: {source}"),
+                None => error.to_string(),
+            },
         };
         let Some(code) = error.code() else {
             if error.is_closed() {

@@ -1,6 +1,8 @@
 //! SQL of the namespace registry (table `namespaces`) on PostgreSQL.
 
-use postgres::{Row, Transaction};
+use postgres::Row;
+
+use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::PgStore;
@@ -34,7 +36,7 @@ fn record_from_row(row: &Row) -> Result<NamespaceRecord> {
 }
 
 pub(super) fn register_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     name: &str,
     origin: NamespaceOrigin,
     now: Millis,
@@ -59,10 +61,7 @@ pub(super) fn register_in(
     })
 }
 
-pub(super) fn put_in(
-    tx: &mut Transaction<'_>,
-    record: &NamespaceRecord,
-) -> Result<RegisterOutcome> {
+pub(super) fn put_in(tx: &mut Tx<'_>, record: &NamespaceRecord) -> Result<RegisterOutcome> {
     check_id("name", &record.name)?;
     if record.last_seen < record.created_at {
         return Err(Error::invalid(
@@ -106,7 +105,7 @@ pub(super) fn put_in(
 }
 
 pub(super) fn set_placement_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     name: &str,
     placement: &serde_json::Value,
 ) -> Result<()> {
@@ -122,7 +121,7 @@ pub(super) fn set_placement_in(
     Ok(())
 }
 
-pub(super) fn deprecate_in(tx: &mut Transaction<'_>, name: &str) -> Result<bool> {
+pub(super) fn deprecate_in(tx: &mut Tx<'_>, name: &str) -> Result<bool> {
     check_id("name", name)?;
     let Some(row) = tx.query_opt(
         "SELECT state FROM namespaces WHERE name = $1 FOR UPDATE",

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 
 use postgres::types::ToSql;
-use postgres::{GenericClient, Row, Transaction};
+use postgres::Row;
+
+use super::session::{Sql, Tx};
 
 use super::paging::{col, Key, KeyKind, Listing, Param};
 use super::{to_i64, to_u64, PgStore};
@@ -94,10 +96,7 @@ fn state_from(row: &Row) -> Result<OutboxRowState> {
     })
 }
 
-fn row_state(
-    client: &mut impl GenericClient,
-    dispatch_key: &str,
-) -> Result<Option<OutboxRowState>> {
+fn row_state(client: &mut impl Sql, dispatch_key: &str) -> Result<Option<OutboxRowState>> {
     client
         .query_opt(SELECT_STATE, &[&dispatch_key])?
         .map(|row| state_from(&row))
@@ -106,17 +105,16 @@ fn row_state(
 
 /// Inserts rows that passed `check_rows`; a key stored already is skipped (`refuse`: fails
 /// with a conflict naming it). Returns how many were inserted.
-fn insert_rows(tx: &mut Transaction<'_>, rows: &[NewOutboxRow], refuse: bool) -> Result<u64> {
-    let statement = tx.prepare(
+fn insert_rows(tx: &mut Tx<'_>, rows: &[NewOutboxRow], refuse: bool) -> Result<u64> {
+    const INSERT: &str =
         "INSERT INTO outbox (dispatch_key, workflow_id, ordinal, activity_type, input,
            status, attempt, visible_after, run_id, namespace, task_queue, node, max_attempts)
          VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12)
-         ON CONFLICT (dispatch_key) DO NOTHING",
-    )?;
+         ON CONFLICT (dispatch_key) DO NOTHING";
     let mut inserted = 0;
     for row in rows {
         let changed = tx.execute(
-            &statement,
+            INSERT,
             &[
                 &row.dispatch_key,
                 &row.workflow_id,
@@ -144,17 +142,17 @@ fn insert_rows(tx: &mut Transaction<'_>, rows: &[NewOutboxRow], refuse: bool) ->
 ///
 /// # Errors
 /// [`Error::Conflict`] naming the first key that is stored already or listed twice.
-pub(super) fn insert_unique(tx: &mut Transaction<'_>, rows: &[NewOutboxRow]) -> Result<()> {
+pub(super) fn insert_unique(tx: &mut Tx<'_>, rows: &[NewOutboxRow]) -> Result<()> {
     insert_rows(tx, rows, true).map(drop)
 }
 
-pub(super) fn insert_in(tx: &mut Transaction<'_>, rows: &[NewOutboxRow]) -> Result<u64> {
+pub(super) fn insert_in(tx: &mut Tx<'_>, rows: &[NewOutboxRow]) -> Result<u64> {
     check_rows(rows)?;
     insert_rows(tx, rows, false)
 }
 
 /// Says why a transition of `dispatch_key` under `claim_token` changed nothing.
-fn refusal(tx: &mut Transaction<'_>, dispatch_key: &str, claim_token: u64) -> Result<Error> {
+fn refusal(tx: &mut Tx<'_>, dispatch_key: &str, claim_token: u64) -> Result<Error> {
     Ok(match row_state(tx, dispatch_key)? {
         None => Error::not_found(ROW, dispatch_key),
         Some(state) if !is_live(state.status) => settled(dispatch_key),
@@ -169,7 +167,7 @@ fn refusal(tx: &mut Transaction<'_>, dispatch_key: &str, claim_token: u64) -> Re
 
 /// Applies a transition (`$1` key, `$2` token, then `extra`) inside the caller's transaction.
 fn transition(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     dispatch_key: &str,
     claim_token: u64,
     update: &str,
@@ -186,7 +184,7 @@ fn transition(
 }
 
 pub(super) fn claim_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     now: Millis,
     limit: u32,
     filter: &ClaimFilter,
@@ -237,15 +235,11 @@ pub(super) fn claim_in(
     Ok(claimed)
 }
 
-pub(super) fn complete_in(
-    tx: &mut Transaction<'_>,
-    dispatch_key: &str,
-    claim_token: u64,
-) -> Result<()> {
+pub(super) fn complete_in(tx: &mut Tx<'_>, dispatch_key: &str, claim_token: u64) -> Result<()> {
     transition(tx, dispatch_key, claim_token, COMPLETE, &[]).map(drop)
 }
 
-pub(super) fn complete_batch_in(tx: &mut Transaction<'_>, claims: &[OutboxClaim]) -> Result<()> {
+pub(super) fn complete_batch_in(tx: &mut Tx<'_>, claims: &[OutboxClaim]) -> Result<()> {
     check_distinct_claims(claims)?;
     for (index, claim) in claims.iter().enumerate() {
         to_i64(&format!("claims[{index}].claimToken"), claim.claim_token)?;
@@ -255,7 +249,7 @@ pub(super) fn complete_batch_in(tx: &mut Transaction<'_>, claims: &[OutboxClaim]
 }
 
 pub(super) fn retry_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     dispatch_key: &str,
     claim_token: u64,
     next_attempt: u32,
@@ -272,7 +266,7 @@ pub(super) fn retry_in(
 }
 
 pub(super) fn fail_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     dispatch_key: &str,
     claim_token: u64,
     reason: &str,
@@ -281,10 +275,7 @@ pub(super) fn fail_in(
     transition(tx, dispatch_key, claim_token, FAIL, &[&reason]).map(drop)
 }
 
-pub(super) fn cancel_workflow_in(
-    tx: &mut Transaction<'_>,
-    workflow_id: &str,
-) -> Result<Vec<String>> {
+pub(super) fn cancel_workflow_in(tx: &mut Tx<'_>, workflow_id: &str) -> Result<Vec<String>> {
     check_id("workflowId", workflow_id)?;
     let rows = tx.query(
         "UPDATE outbox SET status = 'cancelled'
@@ -301,7 +292,7 @@ pub(super) fn cancel_workflow_in(
 }
 
 pub(super) fn rearm_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     older_than: Millis,
     visible_after: Millis,
     limit: u32,
@@ -437,7 +428,7 @@ impl OutboxStore for PgStore {
             check_id(&format!("namespaces[{index}]"), name)?;
         }
         let rows = self.read(|client| {
-            Ok(client.query(
+            client.query(
                 "SELECT n.name, count(o.dispatch_key),
                         count(CASE WHEN o.status = 'claimed' THEN 1 END)
                  FROM (SELECT DISTINCT unnest($1::text[]) COLLATE \"C\" AS name) AS n
@@ -445,7 +436,7 @@ impl OutboxStore for PgStore {
                    ON o.namespace = n.name AND o.status IN ('pending', 'claimed')
                  GROUP BY n.name",
                 &[&namespaces],
-            )?)
+            )
         })?;
         let mut loads = BTreeMap::new();
         for row in &rows {
@@ -460,12 +451,12 @@ impl OutboxStore for PgStore {
 
     fn claimable_routes(&self, now: Millis) -> Result<Vec<ClaimScope>> {
         let rows = self.read(|client| {
-            Ok(client.query(
+            client.query(
                 "SELECT DISTINCT namespace, task_queue, node FROM outbox
                  WHERE status = 'pending' AND visible_after <= $1
                  ORDER BY namespace NULLS FIRST, task_queue NULLS FIRST, node NULLS FIRST",
                 &[&now],
-            )?)
+            )
         })?;
         rows.iter()
             .map(|row| {

@@ -1,7 +1,9 @@
 //! SQL of workflow packages and their routes (tables `packages`, `package_routes`) on
 //! PostgreSQL.
 
-use postgres::{Row, Transaction};
+use postgres::Row;
+
+use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_u64, PgStore};
@@ -22,7 +24,7 @@ fn record_from_row(row: &Row) -> Result<PackageRecord> {
     })
 }
 
-fn route(tx: &mut Transaction<'_>, workflow_type: &str, content_hash: &str) -> Result<()> {
+fn route(tx: &mut Tx<'_>, workflow_type: &str, content_hash: &str) -> Result<()> {
     tx.execute(
         "INSERT INTO package_routes (workflow_type, content_hash) VALUES ($1, $2)
          ON CONFLICT (workflow_type) DO UPDATE SET content_hash = excluded.content_hash",
@@ -33,7 +35,7 @@ fn route(tx: &mut Transaction<'_>, workflow_type: &str, content_hash: &str) -> R
 
 /// Whether a package has the hash; locks one such package (`FOR SHARE`), so that a concurrent
 /// delete cannot leave the route written next pointing at nothing.
-fn hash_is_stored(tx: &mut Transaction<'_>, content_hash: &str) -> Result<bool> {
+fn hash_is_stored(tx: &mut Tx<'_>, content_hash: &str) -> Result<bool> {
     Ok(tx
         .query_opt(
             "SELECT 1 FROM packages WHERE content_hash = $1 LIMIT 1 FOR SHARE",
@@ -51,7 +53,7 @@ fn check_put(record: &PackageRecord, member_types: &[String]) -> Result<()> {
 }
 
 pub(super) fn put_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     record: &PackageRecord,
     member_types: &[String],
 ) -> Result<()> {
@@ -77,7 +79,7 @@ pub(super) fn put_in(
 }
 
 pub(super) fn delete_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     workflow_type: &str,
     content_hash: &str,
 ) -> Result<Vec<String>> {
@@ -108,11 +110,7 @@ pub(super) fn delete_in(
     Ok(types)
 }
 
-pub(super) fn set_route_in(
-    tx: &mut Transaction<'_>,
-    workflow_type: &str,
-    content_hash: &str,
-) -> Result<()> {
+pub(super) fn set_route_in(tx: &mut Tx<'_>, workflow_type: &str, content_hash: &str) -> Result<()> {
     check_id("workflowType", workflow_type)?;
     check_hash("contentHash", content_hash)?;
     if !hash_is_stored(tx, content_hash)? {

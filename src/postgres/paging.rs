@@ -3,7 +3,9 @@
 //! page's last row (the listing's name and key values as JSON, hex-encoded).
 
 use postgres::types::{FromSql, ToSql};
-use postgres::{GenericClient, Row};
+use postgres::Row;
+
+use super::session::Sql;
 
 use crate::error::{Error, Result};
 use crate::model::{Page, PageRequest};
@@ -62,7 +64,7 @@ impl Listing {
     /// return (`page.cursor`); otherwise what `map` returns.
     pub fn read<T>(
         &self,
-        client: &mut impl GenericClient,
+        client: &mut impl Sql,
         select: &str,
         mut params: Vec<Param>,
         page: &PageRequest,

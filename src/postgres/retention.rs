@@ -2,7 +2,7 @@
 //! PostgreSQL reclaims the space of deleted rows itself (autovacuum); `vacuum` asks for a
 //! full rewrite of the store's tables.
 
-use postgres::Transaction;
+use super::session::Tx;
 
 use super::paging::col;
 use super::{to_u64, PgStore};
@@ -33,11 +33,7 @@ const TABLES: [&str; 15] = [
     "runstore_schema",
 ];
 
-pub(super) fn purge_in(
-    tx: &mut Transaction<'_>,
-    closed_before: Millis,
-    limit: u32,
-) -> Result<PurgeCounts> {
+pub(super) fn purge_in(tx: &mut Tx<'_>, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
     let limit = checked_limit("limit", limit)?;
     // Locked, so that an append racing the purge waits and then finds the workflow gone.
     let rows = tx.query(
@@ -87,7 +83,7 @@ impl RetentionStore for PgStore {
     fn storage_stats(&self) -> Result<StorageStats> {
         let tables: Vec<&str> = TABLES.to_vec();
         let row = self.read(|client| {
-            Ok(client.query_one(
+            client.query_one(
                 "SELECT current_setting('block_size')::bigint,
                         coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint,
                         current_setting('autovacuum') = 'on'
@@ -95,7 +91,7 @@ impl RetentionStore for PgStore {
                  WHERE c.relkind = 'r' AND c.oid = ANY(
                    SELECT to_regclass(t)::oid FROM unnest($1::text[]) AS t)",
                 &[&tables],
-            )?)
+            )
         })?;
         let page_size = to_u64("block_size", col(&row, 0)?)?.max(1);
         let bytes = to_u64("size", col(&row, 1)?)?;

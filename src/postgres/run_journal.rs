@@ -1,6 +1,6 @@
 //! SQL of the agent-run journal (table `run_events`) on PostgreSQL.
 
-use postgres::Transaction;
+use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_i64, to_u64, PgStore};
@@ -9,7 +9,7 @@ use crate::model::run_journal::*;
 use crate::model::{Page, PageRequest};
 use crate::sqlite::{check_id, encode_document};
 
-pub(super) fn record_in(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<()> {
+pub(super) fn record_in(tx: &mut Tx<'_>, event: &RunEvent) -> Result<()> {
     check_id("eventId", &event.event_id)?;
     check_id("runId", &event.run_id)?;
     let sequence = to_i64("sequence", event.sequence)?;

@@ -2,12 +2,13 @@
 //! in one transaction through each area's `*_in` function, and its request id is recorded with
 //! the outcomes before that transaction commits.
 //!
-//! Two steps under one new request id may run at once on two connections: both apply their
-//! operations, and the second to insert the request id fails on its unique key when the first
-//! commits; its transaction then runs again, finds the id, and returns the recorded outcomes
-//! (`replayed`) without applying anything. Exactly once, decided by the database.
+//! A step reserves its request id (inserts the id's row) before its operations run. A second
+//! step under the same id on another connection waits on that row's unique key until the
+//! first ends: when the first committed, the second returns the recorded outcomes
+//! (`replayed`) without applying anything; when it rolled back, the second runs. Exactly once,
+//! decided by the database, as SQLite's write lock decides it.
 
-use postgres::{GenericClient, Transaction};
+use super::session::{Sql, Tx};
 
 use super::paging::col;
 use super::*;
@@ -17,10 +18,7 @@ use crate::sqlite::check_id;
 use crate::sqlite::steps::{check_step, fingerprint};
 
 /// The fingerprint and outcomes recorded for `request_id`.
-fn recorded(
-    client: &mut impl GenericClient,
-    request_id: &str,
-) -> Result<Option<(String, RequestRecord)>> {
+fn recorded(client: &mut impl Sql, request_id: &str) -> Result<Option<(String, RequestRecord)>> {
     let Some(row) = client.query_opt(
         "SELECT fingerprint, committed_at, outcomes FROM requests WHERE request_id = $1",
         &[&request_id],
@@ -40,21 +38,30 @@ fn recorded(
     Ok(Some((col(&row, 0)?, record)))
 }
 
-/// Records a request with its outcomes, then forgets the requests past the log's bounds.
-fn record(
-    tx: &mut Transaction<'_>,
-    request_id: &str,
-    fingerprint: &str,
-    outcomes: &[OperationOutcome],
-) -> Result<()> {
-    let row = tx.query_one(
+/// Reserves `request_id` before the step's operations run: inserts its row (outcomes still
+/// empty), or, when a concurrent step holds the id uncommitted, waits for that step to end.
+/// Returns the row's seq, or `None` when the other step committed the id meanwhile.
+fn reserve(tx: &mut Tx<'_>, request_id: &str, fingerprint: &str) -> Result<Option<i64>> {
+    let row = tx.query_opt(
         "INSERT INTO requests (request_id, fingerprint, outcomes, committed_at)
-         VALUES ($1, $2, $3, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
-         RETURNING seq, committed_at",
-        &[&request_id, &fingerprint, &serde_json::to_string(outcomes)?],
+         VALUES ($1, $2, '[]', 0)
+         ON CONFLICT (request_id) DO NOTHING
+         RETURNING seq",
+        &[&request_id, &fingerprint],
     )?;
-    let seq: i64 = col(&row, 0)?;
-    let committed_at: i64 = col(&row, 1)?;
+    row.map(|row| col(&row, 0)).transpose()
+}
+
+/// Writes the outcomes into the reserved row, then forgets the requests past the log's bounds.
+fn record(tx: &mut Tx<'_>, seq: i64, outcomes: &[OperationOutcome]) -> Result<()> {
+    let row = tx.query_one(
+        "UPDATE requests SET outcomes = $2,
+           committed_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+         WHERE seq = $1
+         RETURNING committed_at",
+        &[&seq, &serde_json::to_string(outcomes)?],
+    )?;
+    let committed_at: i64 = col(&row, 0)?;
     let kept = to_i64("kept", MAX_KEPT_REQUESTS)?;
     tx.execute("DELETE FROM requests WHERE seq <= $1", &[&(seq - kept)])?;
     tx.execute(
@@ -65,7 +72,7 @@ fn record(
 }
 
 /// Applies one operation through the area function of the same name.
-fn apply(tx: &mut Transaction<'_>, operation: &Operation) -> Result<OperationOutcome> {
+fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
     use OperationOutcome as Done;
     Ok(match operation {
         Operation::Append {
@@ -225,25 +232,42 @@ fn apply(tx: &mut Transaction<'_>, operation: &Operation) -> Result<OperationOut
     })
 }
 
-fn commit_in(
-    tx: &mut Transaction<'_>,
-    step: &Step,
-    fingerprint: Option<&str>,
+/// The recorded outcome of a request id that committed before: a replay, or a conflict when
+/// the id came with other operations.
+fn replay(
+    request_id: &str,
+    fingerprint: &str,
+    recorded: (String, RequestRecord),
 ) -> Result<StepOutcome> {
+    let (recorded_fingerprint, record) = recorded;
+    if recorded_fingerprint != fingerprint {
+        return Err(Error::Conflict {
+            entity: "request",
+            id: request_id.to_owned(),
+            expected: None,
+            actual: None,
+        });
+    }
+    Ok(StepOutcome {
+        outcomes: record.outcomes,
+        replayed: true,
+    })
+}
+
+fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<StepOutcome> {
+    let mut reserved = None;
     if let (Some(request_id), Some(fingerprint)) = (&step.request_id, fingerprint) {
-        if let Some((recorded_fingerprint, record)) = recorded(tx, request_id)? {
-            if recorded_fingerprint != fingerprint {
-                return Err(Error::Conflict {
-                    entity: "request",
-                    id: request_id.clone(),
-                    expected: None,
-                    actual: None,
-                });
+        if let Some(found) = recorded(tx, request_id)? {
+            return replay(request_id, fingerprint, found);
+        }
+        match reserve(tx, request_id, fingerprint)? {
+            Some(seq) => reserved = Some(seq),
+            None => {
+                let found = recorded(tx, request_id)?.ok_or_else(|| Error::Backend {
+                    message: format!("request {request_id} was reserved, yet it is not recorded"),
+                })?;
+                return replay(request_id, fingerprint, found);
             }
-            return Ok(StepOutcome {
-                outcomes: record.outcomes,
-                replayed: true,
-            });
         }
     }
     let outcomes = step
@@ -252,8 +276,8 @@ fn commit_in(
         .enumerate()
         .map(|(index, operation)| apply(tx, operation).map_err(|error| error.in_operation(index)))
         .collect::<Result<Vec<_>>>()?;
-    if let (Some(request_id), Some(fingerprint)) = (&step.request_id, fingerprint) {
-        record(tx, request_id, fingerprint, &outcomes)?;
+    if let Some(seq) = reserved {
+        record(tx, seq, &outcomes)?;
     }
     Ok(StepOutcome {
         outcomes,

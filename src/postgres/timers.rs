@@ -1,6 +1,6 @@
 //! SQL of the durable timers (table `timers`) on PostgreSQL.
 
-use postgres::Transaction;
+use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::PgStore;
@@ -22,7 +22,7 @@ fn check_ids(workflow_id: &str, timer_id: &str) -> Result<()> {
 }
 
 pub(super) fn schedule_in(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     workflow_id: &str,
     timer_id: &str,
     fire_at: Millis,
@@ -36,11 +36,7 @@ pub(super) fn schedule_in(
     Ok(())
 }
 
-pub(super) fn cancel_in(
-    tx: &mut Transaction<'_>,
-    workflow_id: &str,
-    timer_id: &str,
-) -> Result<bool> {
+pub(super) fn cancel_in(tx: &mut Tx<'_>, workflow_id: &str, timer_id: &str) -> Result<bool> {
     check_ids(workflow_id, timer_id)?;
     let removed = tx.execute(
         "DELETE FROM timers WHERE workflow_id = $1 AND timer_id = $2",

@@ -8,6 +8,7 @@
 use postgres::Row;
 
 use super::paging::{col, refs, Param};
+use super::session::Tx;
 use super::{to_i64, to_u64, PgStore};
 use crate::error::{Error, Result};
 use crate::model::visibility::*;
@@ -197,10 +198,7 @@ fn record_from_row(row: &Row) -> Result<VisibilityRecord> {
     })
 }
 
-pub(super) fn upsert_in(
-    tx: &mut postgres::Transaction<'_>,
-    record: &VisibilityRecord,
-) -> Result<()> {
+pub(super) fn upsert_in(tx: &mut Tx<'_>, record: &VisibilityRecord) -> Result<()> {
     let attributes = check_record(record)?;
     let head = record.head.map(|head| to_i64("head", head)).transpose()?;
     let stored = tx.query_opt(
@@ -299,7 +297,7 @@ impl VisibilityStore for PgStore {
             "SELECT {COLUMNS} FROM visibility WHERE {} ORDER BY {ORDER} LIMIT ${limit}",
             conditions.sql()
         );
-        let rows = self.read(|client| Ok(client.query(&sql, &refs(&conditions.params))?))?;
+        let rows = self.read(|client| client.query(&sql, &refs(&conditions.params)))?;
         let mut records = rows
             .iter()
             .map(record_from_row)
@@ -321,7 +319,7 @@ impl VisibilityStore for PgStore {
     fn count_visibility(&self, filter: &VisibilityFilter) -> Result<u64> {
         let conditions = compile(filter)?;
         let sql = format!("SELECT count(*) FROM visibility WHERE {}", conditions.sql());
-        let row = self.read(|client| Ok(client.query_one(&sql, &refs(&conditions.params))?))?;
+        let row = self.read(|client| client.query_one(&sql, &refs(&conditions.params)))?;
         to_u64("count", col(&row, 0)?)
     }
 }

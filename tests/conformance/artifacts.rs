@@ -202,6 +202,9 @@ fn identical_put_returns_the_stored_artifact_with_the_later_expiry(backend: &dyn
 }
 
 fn tampered_bytes_or_digest_are_reported_corrupt(backend: &dyn Backend) {
+    if !backend.is_sqlite() {
+        return; // raw SQLite SQL or SQLite's own pages
+    }
     let store = backend.fresh().open();
     let a = store.put_artifact(&artifact("s", b"hello"), 1).unwrap();
     let b = store.put_artifact(&artifact("s", b"world"), 2).unwrap();

@@ -4,7 +4,7 @@
 use runstore::*;
 use serde_json::json;
 
-use super::{after_reopen, expect_code, Backend, Case};
+use super::{after_reopen, expect_code, Backend, Case, Store};
 
 pub const CASES: &[Case] = cases![
     effect_goes_from_prepared_through_started_to_completed,
@@ -65,7 +65,7 @@ fn conflict(id: &str, expected: Option<u64>, actual: Option<u64>) -> Error {
 }
 
 /// Writes `record` over its predecessor, or creates it at revision 0.
-fn write(store: &SqliteStore, record: &EffectRecord) {
+fn write(store: &Store, record: &EffectRecord) {
     let expected = record.revision.checked_sub(1);
     store.compare_and_swap_effect(record, expected).unwrap();
 }

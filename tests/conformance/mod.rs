@@ -29,7 +29,9 @@ pub mod steps;
 pub mod timers;
 pub mod visibility;
 
-use runstore::SqliteStore;
+/// The store type the cases run on: each test crate root names it (`Store`, or
+/// `PgStore` in tests/postgres.rs), so the cases are written once for every implementation.
+pub(crate) use crate::Store;
 
 /// Where a test's databases live.
 pub trait Backend {
@@ -37,6 +39,11 @@ pub trait Backend {
     fn fresh(&self) -> Box<dyn Location>;
     /// A short name for messages, like `"native file"`.
     fn name(&self) -> &'static str;
+    /// Whether the database is SQLite. Cases that inspect SQLite itself (its pages and
+    /// free list, PRAGMAs, triggers and blob literals in raw SQL) run only where it is.
+    fn is_sqlite(&self) -> bool {
+        true
+    }
 }
 
 /// One database location.
@@ -44,11 +51,11 @@ pub trait Location {
     /// Opens a store on this location. On a persistent location every call opens a new
     /// connection to the same database; the previous store must be dropped first where the
     /// medium allows one connection only (OPFS).
-    fn open(&self) -> SqliteStore;
+    fn open(&self) -> Store;
     /// Whether data outlives the store that wrote it (file, OPFS); memory does not.
     fn persistent(&self) -> bool;
     /// A second, concurrent connection to the same database, where the medium allows one.
-    fn open_second(&self) -> Option<SqliteStore> {
+    fn open_second(&self) -> Option<Store> {
         None
     }
 }
@@ -77,7 +84,7 @@ pub fn expect_code<T: std::fmt::Debug>(result: runstore::Result<T>, code: &str) 
 }
 
 /// Opens the location again and hands the new store to `check`, when it is persistent.
-pub fn after_reopen(location: &dyn Location, store: SqliteStore, check: impl FnOnce(&SqliteStore)) {
+pub fn after_reopen(location: &dyn Location, store: Store, check: impl FnOnce(&Store)) {
     if location.persistent() {
         drop(store);
         check(&location.open());

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use runstore::*;
 
-use super::{after_reopen, expect_code, Backend, Case};
+use super::{after_reopen, expect_code, Backend, Case, Store};
 
 pub const CASES: &[Case] = cases![
     insert_counts_new_rows_and_ignores_duplicate_keys,
@@ -87,29 +87,29 @@ fn keys(rows: &[OutboxRow]) -> Vec<&str> {
     rows.iter().map(|r| r.dispatch_key.as_str()).collect()
 }
 
-fn claim(store: &SqliteStore, now: Millis, limit: u32) -> Vec<String> {
+fn claim(store: &Store, now: Millis, limit: u32) -> Vec<String> {
     claim_with(store, now, limit, &ClaimFilter::default())
 }
 
-fn claim_with(store: &SqliteStore, now: Millis, limit: u32, filter: &ClaimFilter) -> Vec<String> {
+fn claim_with(store: &Store, now: Millis, limit: u32, filter: &ClaimFilter) -> Vec<String> {
     let rows = store.claim_outbox(now, limit, filter).unwrap();
     rows.into_iter().map(|r| r.dispatch_key).collect()
 }
 
-fn state(store: &SqliteStore, key: &str) -> OutboxRowState {
+fn state(store: &Store, key: &str) -> OutboxRowState {
     store
         .outbox_row_state(key)
         .unwrap()
         .unwrap_or_else(|| panic!("row {key} exists"))
 }
 
-fn status(store: &SqliteStore, key: &str) -> OutboxStatus {
+fn status(store: &Store, key: &str) -> OutboxStatus {
     state(store, key).status
 }
 
 /// The row's current claim token, as its holder knows it (0 for an unknown row, or a key
 /// the store refuses).
-fn token(store: &SqliteStore, key: &str) -> u64 {
+fn token(store: &Store, key: &str) -> u64 {
     store
         .outbox_row_state(key)
         .ok()
@@ -118,12 +118,12 @@ fn token(store: &SqliteStore, key: &str) -> u64 {
 }
 
 /// Completes a row as the holder of its current claim.
-fn complete(store: &SqliteStore, key: &str) {
+fn complete(store: &Store, key: &str) {
     store.complete_outbox(key, token(store, key)).unwrap();
 }
 
 /// Fails a row as the holder of its current claim.
-fn fail(store: &SqliteStore, key: &str) {
+fn fail(store: &Store, key: &str) {
     store
         .fail_outbox(key, token(store, key), "gave up")
         .unwrap();
@@ -489,7 +489,7 @@ fn settled_and_unknown_rows_refuse_every_transition(backend: &dyn Backend) {
     fail(&store, "failed");
     assert_eq!(store.cancel_workflow_outbox("c").unwrap(), ["cancelled"]);
 
-    type Transition = fn(&SqliteStore, &str, u64) -> Result<()>;
+    type Transition = fn(&Store, &str, u64) -> Result<()>;
     let transitions: [(&str, Transition); 4] = [
         ("complete", |s, k, t| s.complete_outbox(k, t)),
         ("completeBatch", |s, k, t| {

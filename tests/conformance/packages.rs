@@ -3,7 +3,7 @@
 
 use runstore::*;
 
-use super::{after_reopen, expect_code, Backend, Case};
+use super::{after_reopen, expect_code, Backend, Case, Store};
 
 pub const CASES: &[Case] = cases![
     put_stores_the_archive_and_routes_its_type,
@@ -30,7 +30,7 @@ fn package(workflow_type: &str, hash: &str, deployed_at: Millis) -> PackageRecor
     }
 }
 
-fn routes(store: &SqliteStore) -> Vec<(String, String)> {
+fn routes(store: &Store) -> Vec<(String, String)> {
     store
         .list_package_routes(&PageRequest::default())
         .unwrap()

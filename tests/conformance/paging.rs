@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::journal::{custom, event, started};
 use super::outbox::row;
-use super::{expect_code, Backend, Case};
+use super::{expect_code, Backend, Case, Store};
 
 pub const CASES: &[Case] = cases![
     every_listing_walks_each_item_exactly_once_in_small_pages,
@@ -72,7 +72,7 @@ fn effect(id: &str, status: EffectStatus) -> EffectRecord {
 const HASH: &str = "0123456789abcdef";
 
 /// Fills every listing with [`ITEMS`] items, with ties in every ordering's leading key.
-fn fill(store: &SqliteStore) {
+fn fill(store: &Store) {
     for i in 0..ITEMS {
         let id = format!("wf-{i}");
         // Start times repeat, and wf-0 never starts: both ends of the summary order.

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::journal::{custom, event, started};
 use super::outbox::row;
-use super::{after_reopen, expect_code, Backend, Case};
+use super::{after_reopen, expect_code, Backend, Case, Store};
 
 pub const CASES: &[Case] = cases![
     a_step_across_areas_commits_every_operation_and_reports_each_outcome,
@@ -61,7 +61,7 @@ fn visibility() -> VisibilityRecord {
 }
 
 /// Claims the due rows and returns the claim token of `dispatch_key`.
-fn claim(store: &SqliteStore, dispatch_key: &str) -> u64 {
+fn claim(store: &Store, dispatch_key: &str) -> u64 {
     let rows = store.claim_outbox(10, 10, &ClaimFilter::default()).unwrap();
     let row = rows.iter().find(|row| row.dispatch_key == dispatch_key);
     row.expect("the row was claimed").claim_token
@@ -108,7 +108,7 @@ fn first_step() -> Step {
 }
 
 /// Asserts that nothing of [`first_step`] is stored.
-fn assert_nothing_of_first_step(store: &SqliteStore) {
+fn assert_nothing_of_first_step(store: &Store) {
     assert_eq!(store.head("wf").unwrap(), 0);
     assert_eq!(store.outbox_row_state("wf/charge").unwrap(), None);
     assert_eq!(store.outbox_row_state("wf/email").unwrap(), None);

@@ -4,7 +4,7 @@
 use runstore::*;
 use serde_json::{json, Value};
 
-use super::{after_reopen, expect_code, Backend, Case};
+use super::{after_reopen, expect_code, Backend, Case, Store};
 
 pub const CASES: &[Case] = cases![
     upsert_then_get_round_trips_and_upsert_replaces,
@@ -51,7 +51,7 @@ fn ids(page: &VisibilityPage) -> Vec<&str> {
 }
 
 /// Every id matching `filter`, read through one large page.
-fn all_ids(store: &SqliteStore, filter: &VisibilityFilter) -> Vec<String> {
+fn all_ids(store: &Store, filter: &VisibilityFilter) -> Vec<String> {
     let page = store.list_visibility(filter, 1000, None).unwrap();
     assert_eq!(page.next_cursor, None);
     let found: Vec<String> = page.records.into_iter().map(|r| r.workflow_id).collect();
