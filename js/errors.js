@@ -34,6 +34,7 @@ export const ErrorCode = Object.freeze({
   CORRUPT: 'CORRUPT',
   BACKEND: 'BACKEND',
   UNAVAILABLE: 'UNAVAILABLE',
+  UNAUTHORIZED: 'UNAUTHORIZED',
 });
 
 /** Turns an error thrown by the wasm store, or one carried over from the worker, into a RunStoreError. */

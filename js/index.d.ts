@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions, StorageEstimate } from './types.js';
+import type { OpenOptions, StorageEstimate, StoredEvent } from './types.js';
 
 export * from './types.js';
 
@@ -17,7 +17,8 @@ export type ErrorCodeName =
   | 'OPFS_UNAVAILABLE'
   | 'CORRUPT'
   | 'BACKEND'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'UNAUTHORIZED';
 
 export declare const ErrorCode: Readonly<{ [K in ErrorCodeName]: K }>;
 
@@ -54,6 +55,14 @@ export declare class RunStoreError extends Error {
   readonly supported?: number;
   /** Any code, from `commit`: the index of the step's operation that failed. */
   readonly operation?: number;
+  /** A sync's SEQUENCE_CONFLICT: this store's head, the server's, and the server's events after `expected`. */
+  readonly localHead?: number;
+  readonly serverHead?: number;
+  readonly serverEvents?: StoredEvent[];
+  /** Whether `serverEvents` holds all of them (at most 1000 are sent). */
+  readonly serverEventsComplete?: boolean;
+  /** An error a sync server answered with: its HTTP status. */
+  readonly httpStatus?: number;
   /** UNAVAILABLE: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
   readonly requestId?: string | null;
 }
@@ -144,6 +153,16 @@ export declare class RunStore {
    * unsubscribe function. Throws INVALID_INPUT for a bad filter.
    */
   subscribe(filter: ChangeFilter | null | undefined, callback: (change: Change) => void): () => void;
+  /**
+   * Syncs the journal with a runstore sync server: pushes the appends the server lacks under
+   * the head both agreed on, pulls the server's, per workflow, and keeps what both agree on in
+   * the store (a checkpoint per server and namespace). A workflow written on both sides is not
+   * merged: it is in `conflicts` as a SEQUENCE_CONFLICT with both heads and the server's
+   * events. Rejects with UNAVAILABLE when the server cannot be reached (nothing is lost: the
+   * next sync goes on from there), UNAUTHORIZED for a token not granted the namespace,
+   * INVALID_INPUT for bad options. With `live: true` it keeps syncing until `signal` aborts.
+   */
+  sync(options: SyncOptions): Promise<SyncSummary>;
   /** Closes this client; a leader hands the store to the next tab. Pending calls reject. */
   close(): Promise<void>;
 }
@@ -160,3 +179,42 @@ export declare function storageEstimate(): Promise<StorageEstimate>;
  * rejects with OPFS_UNAVAILABLE.
  */
 export declare function requestPersistence(): Promise<boolean>;
+
+/** Options of `store.sync`. */
+export interface SyncOptions {
+  /** The sync server's base URL, for example `https://sync.example.com`. */
+  url: string;
+  /** A bearer token the server grants `namespace`. */
+  token: string;
+  /** The server namespace this store's workflows sync with (default `"default"`): 1 to 64 ASCII letters, digits, `-`, `_`, `.`. */
+  namespace?: string;
+  /** Ends the sync (a live one resolves; a single pass rejects with the signal's reason). */
+  signal?: AbortSignal | null;
+  /** `true`: sync again whenever the server or this store has new events, until `signal` aborts; failures are reported to `onProgress` and retried with backoff. */
+  live?: boolean;
+  /** Told of each workflow pushed or pulled, each conflict, each finished pass and (live) each failed pass. */
+  onProgress?: (progress: SyncProgress) => void;
+  /** The fetch to use (default `globalThis.fetch`). */
+  fetch?: typeof fetch;
+}
+
+/** What `onProgress` is told. */
+export type SyncProgress =
+  | { type: 'pushed' | 'pulled'; workflowId: string; events: number; head: number }
+  | { type: 'conflict'; workflowId: string; error: RunStoreError }
+  | { type: 'synced'; summary: SyncSummary }
+  | { type: 'error'; error: RunStoreError };
+
+/** What one sync pass did. */
+export interface SyncSummary {
+  pushed: { workflows: number; events: number };
+  pulled: { workflows: number; events: number };
+  /**
+   * Workflows written here and on the server since they last agreed, left as they are: each a
+   * SEQUENCE_CONFLICT with `workflowId`, `expected` (the head both agreed on), `localHead`,
+   * `serverHead` (also `actual`) and `serverEvents` (the server's events after `expected`).
+   */
+  conflicts: RunStoreError[];
+  /** Where this store is in the namespace's change feed. */
+  cursor: number;
+}

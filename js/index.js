@@ -12,6 +12,8 @@ import { Tabs } from './tabs.js';
 import { unsendable } from './unsendable.js';
 import { Batcher, unbatch } from './batch.js';
 
+import { syncStore } from './sync.js';
+
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
 
@@ -116,6 +118,15 @@ export class RunStore {
    */
   subscribe(filter, callback) {
     return this.#changes.subscribe(filter, callback);
+  }
+
+  /**
+   * Syncs the store's journal with a runstore sync server (js/sync.js): pushes local appends
+   * the server lacks, pulls the server's; resolves to a summary with any conflicts.
+   * @param {import('./index').SyncOptions} options
+   */
+  sync(options) {
+    return syncStore(this, options);
   }
 
   /** Closes this client. The leader of a shared store hands the database to the next tab. */

@@ -102,6 +102,11 @@ pub enum Error {
         request_id: Option<String>,
     },
 
+    /// A sync or server request without the right credentials: no token, an unknown token, or
+    /// a token not granted the namespace it names. Nothing was read or written.
+    #[error("unauthorized: {message}")]
+    Unauthorized { message: String },
+
     /// Operation `index` of a step failed with `error`; nothing of the step was written. Its
     /// [`Error::code`] is the code of `error`.
     #[error("operation {index} of the step failed: {error}")]
@@ -172,6 +177,7 @@ impl Error {
             Error::Corrupt { .. } => "CORRUPT",
             Error::Backend { .. } => "BACKEND",
             Error::Unavailable { .. } => "UNAVAILABLE",
+            Error::Unauthorized { .. } => "UNAUTHORIZED",
             Error::Operation { error, .. } => error.code(),
         }
     }

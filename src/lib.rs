@@ -27,6 +27,8 @@ pub mod error;
 pub mod model;
 #[cfg(all(feature = "postgres", not(target_family = "wasm")))]
 mod postgres;
+#[cfg(all(feature = "server", not(target_family = "wasm")))]
+pub mod server;
 mod sqlite;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub mod wasm;

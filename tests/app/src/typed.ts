@@ -115,3 +115,27 @@ export const wrong = (store: RunStore) => store.append('x', { type: 'completed' 
 
 // @ts-expect-error: an operation needs a known `op` tag.
 export const unknownOp = (store: RunStore) => store.commit({ operations: [{ op: 'dropTable' }] });
+
+/** A sync with a server, typed as an app would write it. */
+export async function typedSync(store: RunStore, signal: AbortSignal): Promise<number> {
+  const summary = await store.sync({
+    url: 'https://sync.example.com',
+    token: 'secret',
+    namespace: 'team',
+    signal,
+    onProgress: (progress) => {
+      if (progress.type === 'pushed' || progress.type === 'pulled') void progress.head;
+      if (progress.type === 'error') void progress.error.code;
+    },
+  });
+  for (const conflict of summary.conflicts) {
+    const heads: [number | undefined, number | undefined] = [conflict.localHead, conflict.serverHead];
+    const events: StoredEvent[] | undefined = conflict.serverEvents;
+    void heads;
+    void events;
+  }
+  return summary.pushed.events + summary.pulled.events + summary.cursor;
+}
+
+// @ts-expect-error: a sync needs the server's URL and a token.
+export const tokenless = (store: RunStore) => store.sync({ url: 'https://sync.example.com' });

@@ -1,0 +1,245 @@
+// Sync end to end (SPEC §8): two Chromium profiles, each with its own OPFS store opened through
+// the packed package, sync through the runstore-sync binary on PostgreSQL (scripts/test-sync.sh
+// starts a throwaway cluster). Both write offline, then sync; a workflow written on both sides
+// surfaces as SEQUENCE_CONFLICT with both heads; the server killed mid-sync and restarted
+// loses and duplicates nothing; a wrong or missing token changes nothing; a live sync follows
+// the other profile's writes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchChromium, serveStatic } from './browser.mjs';
+import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
+
+const TOKEN = 'token-team';
+const OTHER_TOKEN = 'token-other';
+const NAMESPACE = 'team';
+const TEST_APP = join(dirname(fileURLToPath(import.meta.url)), '..', 'app', 'dist');
+
+let site;
+let settings;
+let server = null;
+const profiles = {};
+
+before(async () => {
+  site = await serveStatic(TEST_APP);
+  settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE], [OTHER_TOKEN]: ['other'] });
+  console.log(`sync server on ${settings.backend}`);
+  for (const name of ['a', 'b']) {
+    const browser = await launchChromium();
+    const page = await browser.newPage();
+    page.on('pageerror', (error) => console.error(`page ${name} error:`, error));
+    await page.goto(site.url);
+    await page.waitForFunction(() => window.runstore !== undefined);
+    await page.evaluate(async (name) => {
+      window.store = await window.runstore.RunStore.open(`sync-${name}`, { persistence: 'opfs' });
+    }, name);
+    profiles[name] = { browser, page };
+  }
+});
+
+after(async () => {
+  for (const { browser } of Object.values(profiles)) await browser.close();
+  await server?.stop();
+  await site?.close();
+});
+
+const ev = (name, at) => ({ type: 'custom', name, recordedAt: at, data: { name, at } });
+
+/** Appends `events` to `workflowId` in the profile's store under its current head. */
+function append(profile, workflowId, events) {
+  return profiles[profile].page.evaluate(
+    async ({ workflowId, events }) => window.store.append(workflowId, events, await window.store.head(workflowId)),
+    { workflowId, events },
+  );
+}
+
+/** One sync of the profile's store; its summary, or its error, as plain data. */
+function sync(profile, options = {}) {
+  return profiles[profile].page.evaluate(
+    async ({ url, token, namespace, options }) => {
+      const plain = (e) => ({ ...e, code: e.code, message: e.message, isRunStoreError: e instanceof window.runstore.RunStoreError });
+      try {
+        const summary = await window.store.sync({ url, token, namespace, ...options });
+        return { summary: { ...summary, conflicts: summary.conflicts.map(plain) } };
+      } catch (error) {
+        return { error: plain(error) };
+      }
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE, options },
+  );
+}
+
+/** The profile's events of `workflowId` as [seq, name] pairs. */
+function history(profile, workflowId) {
+  return profiles[profile].page.evaluate(async (workflowId) => {
+    const page = await window.store.readHistory(workflowId, { limit: 10000 });
+    return page.items.map((e) => [e.seq, e.name]);
+  }, workflowId);
+}
+
+/** A call of the server's API from here. */
+async function api(path, token = TOKEN) {
+  const response = await fetch(`${settings.url}/v1/namespaces/${NAMESPACE}/${path}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function serverHistory(workflowId) {
+  const { body } = await api(`workflows/${encodeURIComponent(workflowId)}/events?limit=1000`);
+  return body.events.map((e) => [e.seq, e.name]);
+}
+
+test('both profiles write offline, then sync; a workflow written on both is a conflict with both heads', async () => {
+  await append('a', 'a-1', [
+    { type: 'started', workflowType: 'order', runId: 'r1', recordedAt: 1 },
+    ev('a-step', 2),
+    ev('a-done', 3),
+  ]);
+  await append('a', 'shared', [ev('from-a', 1), ev('from-a-2', 2)]);
+  await append('b', 'b-1', [ev('b-step', 1), ev('b-done', 2)]);
+  await append('b', 'shared', [ev('from-b', 1)]);
+
+  // No server yet: offline. The sync fails with UNAVAILABLE and nothing is lost.
+  const offline = await sync('a');
+  assert.equal(offline.error?.code, 'UNAVAILABLE', JSON.stringify(offline));
+  assert.equal(offline.error.isRunStoreError, true);
+
+  server = await startSyncServer(settings);
+  const first = await sync('a');
+  assert.deepEqual(first.summary?.pushed, { workflows: 2, events: 5 }, JSON.stringify(first));
+  assert.deepEqual(first.summary.conflicts, []);
+
+  const second = await sync('b');
+  assert.deepEqual(second.summary?.pushed, { workflows: 1, events: 2 }, JSON.stringify(second));
+  assert.deepEqual(second.summary.pulled, { workflows: 1, events: 3 });
+  assert.equal(second.summary.conflicts.length, 1);
+  const [conflict] = second.summary.conflicts;
+  assert.equal(conflict.code, 'SEQUENCE_CONFLICT');
+  assert.equal(conflict.isRunStoreError, true);
+  assert.equal(conflict.workflowId, 'shared');
+  assert.deepEqual([conflict.expected, conflict.localHead, conflict.serverHead, conflict.actual], [0, 1, 2, 2]);
+  assert.deepEqual(conflict.serverEvents.map((e) => [e.seq, e.name]), [[1, 'from-a'], [2, 'from-a-2']]);
+
+  const third = await sync('a');
+  assert.deepEqual(third.summary?.pulled, { workflows: 1, events: 2 }, JSON.stringify(third));
+
+  for (const workflowId of ['a-1', 'b-1']) {
+    const expected = await history(workflowId === 'a-1' ? 'a' : 'b', workflowId);
+    assert.deepEqual(await history('a', workflowId), expected);
+    assert.deepEqual(await history('b', workflowId), expected);
+    assert.deepEqual(await serverHistory(workflowId), expected);
+  }
+  // Never merged: each side keeps its own, the server has the first pushed.
+  assert.deepEqual(await history('b', 'shared'), [[1, 'from-b']]);
+  assert.deepEqual(await history('a', 'shared'), [[1, 'from-a'], [2, 'from-a-2']]);
+  assert.deepEqual(await serverHistory('shared'), [[1, 'from-a'], [2, 'from-a-2']]);
+
+  // Syncing again moves nothing and reports the conflict again.
+  const again = await sync('b');
+  assert.deepEqual([again.summary.pushed.events, again.summary.pulled.events, again.summary.conflicts.length], [0, 0, 1]);
+});
+
+test('a wrong, foreign or missing token changes nothing', async () => {
+  await append('b', 'b-2', [ev('secret', 1)]);
+  const before = (await api('changes')).body.cursor;
+
+  const wrong = await sync('b', { token: 'not-a-token' });
+  assert.deepEqual([wrong.error?.code, wrong.error?.httpStatus], ['UNAUTHORIZED', 401], JSON.stringify(wrong));
+  const foreign = await sync('b', { token: OTHER_TOKEN });
+  assert.deepEqual([foreign.error?.code, foreign.error?.httpStatus], ['UNAUTHORIZED', 403]);
+  const missing = await sync('b', { token: '' });
+  assert.deepEqual([missing.error?.code, missing.error?.field], ['INVALID_INPUT', 'options.token']);
+  const noHeader = await api('changes', null);
+  assert.deepEqual([noHeader.status, noHeader.body.code], [401, 'UNAUTHORIZED']);
+
+  assert.equal((await api('changes')).body.cursor, before);
+  assert.deepEqual(await serverHistory('b-2'), []);
+
+  const good = await sync('b');
+  assert.deepEqual(good.summary?.pushed, { workflows: 1, events: 1 }, JSON.stringify(good));
+  assert.deepEqual(await serverHistory('b-2'), [[1, 'secret']]);
+});
+
+test('the server killed mid-sync and restarted loses and duplicates nothing', async () => {
+  const WORKFLOWS = 150;
+  const EVENTS = 4;
+  await profiles.a.page.evaluate(
+    async ({ WORKFLOWS, EVENTS }) => {
+      for (let w = 0; w < WORKFLOWS; w += 1) {
+        const events = Array.from({ length: EVENTS }, (_, i) => ({ type: 'custom', name: `e${i + 1}`, recordedAt: i, data: { w, i } }));
+        await window.store.append(`bulk-${w}`, events, 0);
+      }
+    },
+    { WORKFLOWS, EVENTS },
+  );
+  const start = (await api('changes')).body.cursor;
+  await profiles.a.page.evaluate(
+    ({ url, token, namespace }) => {
+      window.pendingSync = window.store.sync({ url, token, namespace }).then(
+        (summary) => ({ summary }),
+        (error) => ({ error: { code: error.code, message: error.message } }),
+      );
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  // Kill the server once some pushes, not all, have landed.
+  for (;;) {
+    const { body } = await api('changes');
+    if (body.cursor - start >= 10) break;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await server.stop('SIGKILL');
+  const interrupted = await profiles.a.page.evaluate(() => window.pendingSync);
+  assert.equal(interrupted.error?.code, 'UNAVAILABLE', JSON.stringify(interrupted));
+
+  server = await startSyncServer(settings);
+  const resumed = await sync('a');
+  assert.ok(resumed.summary, JSON.stringify(resumed));
+  assert.ok(resumed.summary.pushed.workflows > 0 && resumed.summary.pushed.workflows < WORKFLOWS, JSON.stringify(resumed.summary));
+
+  // Every workflow on the server exactly as written, once; one feed entry per push.
+  const expected = Array.from({ length: EVENTS }, (_, i) => [i + 1, `e${i + 1}`]);
+  for (let w = 0; w < WORKFLOWS; w += 1) {
+    assert.deepEqual(await serverHistory(`bulk-${w}`), expected, `bulk-${w}`);
+  }
+  const feed = (await api(`changes?after=${start}`)).body;
+  assert.equal(feed.cursor - start, WORKFLOWS, 'each workflow was pushed once');
+
+  const pulled = await sync('b');
+  assert.deepEqual(pulled.summary?.pulled, { workflows: WORKFLOWS, events: WORKFLOWS * EVENTS }, JSON.stringify(pulled));
+  for (const w of [0, 74, WORKFLOWS - 1]) assert.deepEqual(await history('b', `bulk-${w}`), expected);
+  const settled = await sync('a');
+  assert.deepEqual([settled.summary.pushed.events, settled.summary.pulled.events], [0, 0]);
+});
+
+test('a live sync follows the other profile until it is aborted', async () => {
+  await profiles.b.page.evaluate(
+    ({ url, token, namespace }) => {
+      window.liveProgress = [];
+      window.liveAbort = new AbortController();
+      window.liveSync = window.store.sync({ url, token, namespace, live: true, signal: window.liveAbort.signal, onProgress: (p) => window.liveProgress.push(p.type) });
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  await append('a', 'live-1', [ev('hello', 1)]);
+  assert.equal((await sync('a')).summary?.pushed.events, 1);
+  for (let tries = 0; (await history('b', 'live-1')).length === 0; tries += 1) {
+    assert.ok(tries < 200, 'the live sync pulled the other profile\'s append');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // And the other way: a local append in b is pushed without another call.
+  await append('b', 'live-2', [ev('from-live', 1)]);
+  for (let tries = 0; (await serverHistory('live-2')).length === 0; tries += 1) {
+    assert.ok(tries < 200, 'the live sync pushed the local append');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const ended = await profiles.b.page.evaluate(async () => {
+    window.liveAbort.abort();
+    const summary = await window.liveSync;
+    return { summary, progress: window.liveProgress };
+  });
+  assert.ok(ended.progress.includes('pulled') && ended.progress.includes('synced'), JSON.stringify(ended.progress));
+  assert.ok(ended.summary && typeof ended.summary.cursor === 'number');
+});

@@ -1,0 +1,594 @@
+//! The sync server, called in process through its router, over a real SQLite store file and,
+//! when `RUNSTORE_PG_URL` names a database (scripts/test-sync.sh starts one), over PostgreSQL:
+//! tokens, pushes under the expected head, conflicts with the server's events, request-id
+//! retries across a restart, pulls and long-polls, the namespace's outbox, body limits and
+//! bad input. Every refused request is checked to have changed nothing.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use runstore::server::{router, Concurrent, Grants, Serialized, ServerConfig};
+use runstore::{PgOptions, PgStore, SqliteStore};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const TOKEN: &str = "secret-a";
+const OTHER_TOKEN: &str = "secret-b";
+
+fn grants() -> Grants {
+    Grants::from_json(&json!({ TOKEN: ["team", "shared"], OTHER_TOKEN: ["other"] }).to_string())
+        .unwrap()
+}
+
+/// Where a test's server keeps its store; reopening it is a restart of the server.
+enum Backend {
+    Sqlite(tempfile::TempDir),
+    Postgres { url: String, schema: String },
+}
+
+impl Backend {
+    /// A fresh SQLite file, and a fresh PostgreSQL schema when a database is given.
+    fn all() -> Vec<Backend> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let mut backends = vec![Backend::Sqlite(tempfile::tempdir().unwrap())];
+        if let Ok(url) = std::env::var("RUNSTORE_PG_URL") {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let schema = format!("sync_test_{}_{n}", std::process::id());
+            backends.push(Backend::Postgres { url, schema });
+        }
+        backends
+    }
+
+    fn server_with(&self, max_body_bytes: usize) -> Router {
+        let config = ServerConfig {
+            grants: grants(),
+            max_body_bytes,
+        };
+        match self {
+            Backend::Sqlite(dir) => {
+                let store = SqliteStore::open(dir.path().join("server.db")).unwrap();
+                router(Arc::new(Serialized::new(store)), config)
+            }
+            Backend::Postgres { url, schema } => {
+                let options = PgOptions {
+                    schema: Some(schema.clone()),
+                    ..PgOptions::default()
+                };
+                router(
+                    Arc::new(Concurrent::open(|| PgStore::connect_with(url, &options)).unwrap()),
+                    config,
+                )
+            }
+        }
+    }
+
+    fn server(&self) -> Router {
+        self.server_with(1 << 20)
+    }
+}
+
+/// One request; the answer's status and JSON body.
+async fn call(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<Vec<u8>>,
+) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(method).uri(uri);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request
+        .header("content-type", "application/json")
+        .body(body.map_or_else(Body::empty, Body::from))
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&bytes) }));
+    (status, value)
+}
+
+async fn post(app: &Router, uri: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+    call(app, "POST", uri, token, Some(body.to_string().into_bytes())).await
+}
+
+async fn get(app: &Router, uri: &str) -> (StatusCode, Value) {
+    call(app, "GET", uri, Some(TOKEN), None).await
+}
+
+fn event(name: &str, n: u64) -> Value {
+    json!({ "type": "custom", "name": name, "recordedAt": n, "data": { "n": n } })
+}
+
+fn push_body(request_id: &str, workflow: &str, expected: u64, events: Vec<Value>) -> Value {
+    json!({ "requestId": request_id, "workflowId": workflow, "expectedHead": expected, "events": events })
+}
+
+async fn push(
+    app: &Router,
+    request_id: &str,
+    workflow: &str,
+    expected: u64,
+    events: Vec<Value>,
+) -> (StatusCode, Value) {
+    post(
+        app,
+        "/v1/namespaces/team/push",
+        Some(TOKEN),
+        push_body(request_id, workflow, expected, events),
+    )
+    .await
+}
+
+async fn head(app: &Router, namespace: &str, workflow: &str) -> u64 {
+    let (status, body) = call(
+        app,
+        "GET",
+        &format!("/v1/namespaces/{namespace}/workflows/{workflow}/events"),
+        Some(if namespace == "other" {
+            OTHER_TOKEN
+        } else {
+            TOKEN
+        }),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["head"].as_u64().unwrap()
+}
+
+async fn changes(app: &Router, after: u64) -> Value {
+    let (status, body) = get(app, &format!("/v1/namespaces/team/changes?after={after}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn a_push_is_applied_under_the_expected_head_and_pulled_by_cursor() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let (status, body) =
+            push(&app, "r1", "order-1", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_eq!(
+            (status, &body),
+            (StatusCode::OK, &json!({ "head": 2, "replayed": false }))
+        );
+        push(&app, "r2", "order-2", 0, vec![event("x", 1)]).await;
+        let (status, _) = push(&app, "r3", "order-1", 2, vec![event("c", 3)]).await;
+        assert_eq!(status, StatusCode::OK);
+
+        let all = changes(&app, 0).await;
+        assert_eq!(
+            all["changes"],
+            json!([{ "workflowId": "order-2", "head": 1 }, { "workflowId": "order-1", "head": 3 }])
+        );
+        assert_eq!(
+            (all["cursor"].as_u64(), all["more"].as_bool()),
+            (Some(3), Some(false))
+        );
+        let later = changes(&app, 1).await;
+        assert_eq!(later["changes"].as_array().unwrap().len(), 2);
+        assert_eq!(changes(&app, 3).await["changes"], json!([]));
+
+        let (_, events) = get(&app, "/v1/namespaces/team/workflows/order-1/events?after=1").await;
+        assert_eq!(events["head"], 3);
+        let seqs: Vec<_> = events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["seq"].as_u64().unwrap(),
+                    e["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(seqs, [(2, "b".to_owned()), (3, "c".to_owned())]);
+        // Namespaces do not see each other: the same workflow id elsewhere is empty.
+        assert_eq!(head(&app, "shared", "order-1").await, 0);
+    }
+}
+
+#[tokio::test]
+async fn a_moved_head_is_a_sequence_conflict_with_the_servers_events() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        push(&app, "first", "wf", 0, vec![event("a", 1), event("b", 2)]).await;
+        let (status, body) = push(&app, "second", "wf", 1, vec![event("mine", 2)]).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(body["code"], "SEQUENCE_CONFLICT");
+        assert_eq!(
+            (
+                body["workflowId"].as_str(),
+                body["expected"].as_u64(),
+                body["actual"].as_u64()
+            ),
+            (Some("wf"), Some(1), Some(2))
+        );
+        assert_eq!(
+            body["events"],
+            json!([{ "seq": 2, "type": "custom", "name": "b", "recordedAt": 2, "data": { "n": 2 } }])
+        );
+        assert_eq!(body["eventsComplete"], true);
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("expected head 1, found 2"),
+            "{body}"
+        );
+        assert_eq!(head(&app, "team", "wf").await, 2);
+        assert_eq!(
+            changes(&app, 0).await["cursor"],
+            1,
+            "a refused push adds nothing to the feed"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_request_id_sent_again_is_answered_from_the_log_even_after_a_restart() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        push(&app, "other-first", "wf", 0, vec![event("a", 1)]).await;
+        let (_, first) = push(&app, "again", "wf", 1, vec![event("b", 2)]).await;
+        assert_eq!(first, json!({ "head": 2, "replayed": false }));
+        let (_, second) = push(&app, "again", "wf", 1, vec![event("b", 2)]).await;
+        assert_eq!(second, json!({ "head": 2, "replayed": true }));
+        // Meanwhile another push moved the feed: the replay is still found, not re-applied.
+        push(&app, "elsewhere", "wf-2", 0, vec![event("x", 1)]).await;
+        drop(app);
+
+        let restarted = backend.server();
+        let (status, third) = push(&restarted, "again", "wf", 1, vec![event("b", 2)]).await;
+        assert_eq!(
+            (status, third),
+            (StatusCode::OK, json!({ "head": 2, "replayed": true }))
+        );
+        assert_eq!(head(&restarted, "team", "wf").await, 2);
+        let feed = changes(&restarted, 0).await;
+        assert_eq!(feed["cursor"], 3, "one feed entry per applied push: {feed}");
+        // The same request id in another namespace is another request.
+        let (status, body) = post(
+            &restarted,
+            "/v1/namespaces/shared/push",
+            Some(TOKEN),
+            push_body("again", "wf", 0, vec![event("s", 1)]),
+        )
+        .await;
+        assert_eq!(
+            (status, body["replayed"].as_bool()),
+            (StatusCode::OK, Some(false))
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_missing_unknown_or_foreign_token_is_unauthorized_and_changes_nothing() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let body = push_body("r", "wf", 0, vec![event("a", 1)]);
+        let cases = [
+            (None, "team", StatusCode::UNAUTHORIZED),
+            (Some("wrong"), "team", StatusCode::UNAUTHORIZED),
+            (Some(OTHER_TOKEN), "team", StatusCode::FORBIDDEN),
+            (Some(TOKEN), "other", StatusCode::FORBIDDEN),
+            (Some(TOKEN), "Team", StatusCode::FORBIDDEN),
+            (Some(TOKEN), "team%2Fw", StatusCode::FORBIDDEN),
+        ];
+        for (token, namespace, expected) in cases {
+            let (status, answer) = post(
+                &app,
+                &format!("/v1/namespaces/{namespace}/push"),
+                token,
+                body.clone(),
+            )
+            .await;
+            assert_eq!(
+                (status, answer["code"].as_str()),
+                (expected, Some("UNAUTHORIZED")),
+                "{token:?} {namespace}: {answer}"
+            );
+            let (status, answer) = call(
+                &app,
+                "GET",
+                &format!("/v1/namespaces/{namespace}/changes"),
+                token,
+                None,
+            )
+            .await;
+            assert_eq!(
+                (status, answer["code"].as_str()),
+                (expected, Some("UNAUTHORIZED")),
+                "{answer}"
+            );
+            let (status, answer) = post(
+                &app,
+                &format!("/v1/namespaces/{namespace}/outbox/claim"),
+                token,
+                json!({ "limit": 10 }),
+            )
+            .await;
+            assert_eq!(
+                (status, answer["code"].as_str()),
+                (expected, Some("UNAUTHORIZED")),
+                "{answer}"
+            );
+        }
+        // A bad token with a bad body is still UNAUTHORIZED: nothing of the request is read.
+        let (status, answer) = call(
+            &app,
+            "POST",
+            "/v1/namespaces/team/push",
+            Some("wrong"),
+            Some(b"{".to_vec()),
+        )
+        .await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("UNAUTHORIZED"))
+        );
+        assert_eq!(head(&app, "team", "wf").await, 0);
+        assert_eq!(head(&app, "other", "wf").await, 0);
+        assert_eq!(changes(&app, 0).await["cursor"], 0);
+        // The granted token works.
+        let (status, _) = post(&app, "/v1/namespaces/team/push", Some(TOKEN), body).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_and_bad_input_are_invalid_input_and_write_nothing() {
+    for backend in Backend::all() {
+        let app = backend.server_with(2048);
+        let big = json!({ "requestId": "big", "workflowId": "wf", "expectedHead": 0, "events": [{ "type": "custom", "name": "x", "recordedAt": 1, "data": "y".repeat(4096) }] });
+        let (status, body) = post(&app, "/v1/namespaces/team/push", Some(TOKEN), big).await;
+        assert_eq!(
+            (status, body["code"].as_str(), body["field"].as_str()),
+            (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Some("INVALID_INPUT"),
+                Some("body")
+            ),
+            "{body}"
+        );
+
+        let bad_bodies = [
+        b"{not json".to_vec(),
+        br#"{"requestId":"r","workflowId":"wf","expectedHead":0,"events":[],"extra":1}"#.to_vec(),
+        br#"{"requestId":"r","workflowId":"wf","expectedHead":-1,"events":[]}"#.to_vec(),
+        br#"{"requestId":"r","workflowId":"wf","expectedHead":0,"events":[{"type":"started","recordedAt":1}]}"#.to_vec(),
+        br#"{"requestId":"r","workflowId":"","expectedHead":0,"events":[]}"#.to_vec(),
+        br#"{"requestId":"","workflowId":"wf","expectedHead":0,"events":[]}"#.to_vec(),
+        br#"{"requestId":"r","workflowId":"wf","expectedHead":0,"events":[],"outbox":[{"dispatchKey":"k","workflowId":"wf","ordinal":1,"activityType":"a","input":[1],"visibleAfter":0,"namespace":"other"}]}"#.to_vec(),
+    ];
+        for bad in bad_bodies {
+            let text = String::from_utf8_lossy(&bad).into_owned();
+            let (status, body) = call(
+                &app,
+                "POST",
+                "/v1/namespaces/team/push",
+                Some(TOKEN),
+                Some(bad),
+            )
+            .await;
+            assert_eq!(
+                (status, body["code"].as_str()),
+                (StatusCode::BAD_REQUEST, Some("INVALID_INPUT")),
+                "{text}: {body}"
+            );
+            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+        }
+        for uri in [
+            "/v1/namespaces/team/changes?after=-1",
+            "/v1/namespaces/team/changes?limit=0",
+            "/v1/namespaces/team/changes?bogus=1",
+            "/v1/namespaces/team/workflows/wf/events?limit=5000",
+        ] {
+            let (status, body) = get(&app, uri).await;
+            assert_eq!(
+                (status, body["code"].as_str()),
+                (StatusCode::BAD_REQUEST, Some("INVALID_INPUT")),
+                "{uri}: {body}"
+            );
+        }
+        let (status, body) = get(&app, "/v1/nowhere").await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("NOT_FOUND"))
+        );
+        assert_eq!(head(&app, "team", "wf").await, 0);
+        assert_eq!(changes(&app, 0).await["cursor"], 0);
+    }
+}
+
+#[tokio::test]
+async fn a_waiting_pull_wakes_at_the_next_push() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let waiter = {
+            let app = app.clone();
+            tokio::spawn(async move {
+                get(&app, "/v1/namespaces/team/changes?after=0&waitMs=20000").await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!waiter.is_finished(), "a pull with nothing to answer waits");
+        push(&app, "r", "wf", 0, vec![event("a", 1)]).await;
+        let (status, body) = tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["changes"], json!([{ "workflowId": "wf", "head": 1 }]));
+    }
+}
+
+#[tokio::test]
+async fn concurrent_pushes_to_one_namespace_lose_nothing() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let mut tasks = Vec::new();
+        for client in 0..8 {
+            let app = app.clone();
+            tasks.push(tokio::spawn(async move {
+                for n in 0..10u64 {
+                    let (status, body) = push(
+                        &app,
+                        &format!("c{client}-{n}"),
+                        &format!("wf-{client}"),
+                        n,
+                        vec![event("e", n + 1)],
+                    )
+                    .await;
+                    assert_eq!(status, StatusCode::OK, "{body}");
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let feed = changes(&app, 0).await;
+        assert_eq!(feed["cursor"], 80);
+        let mut heads: Vec<_> = feed["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["head"].as_u64().unwrap())
+            .collect();
+        heads.sort_unstable();
+        assert_eq!(heads, vec![10; 8]);
+    }
+}
+
+#[tokio::test]
+async fn pushed_outbox_rows_are_claimed_by_the_namespaces_workers_under_fenced_tokens() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let row = |key: &str| json!({ "dispatchKey": key, "workflowId": "wf", "ordinal": 1, "activityType": "charge", "input": [1, 2], "visibleAfter": 0 });
+        let mut body = push_body("with-rows", "wf", 0, vec![event("a", 1)]);
+        body["outbox"] = json!([row("k1"), row("k2")]);
+        let (status, answer) = post(&app, "/v1/namespaces/team/push", Some(TOKEN), body).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+
+        // Another namespace's worker sees none of them.
+        let (_, other) = post(
+            &app,
+            "/v1/namespaces/other/outbox/claim",
+            Some(OTHER_TOKEN),
+            json!({ "limit": 10 }),
+        )
+        .await;
+        assert_eq!(other["rows"], json!([]));
+
+        let claim = json!({ "limit": 1, "requestId": "claim-1" });
+        let (status, first) = post(
+            &app,
+            "/v1/namespaces/team/outbox/claim",
+            Some(TOKEN),
+            claim.clone(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{first}");
+        let rows = first["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (
+                rows[0]["dispatchKey"].as_str(),
+                rows[0]["workflowId"].as_str(),
+                rows[0]["namespace"].as_str()
+            ),
+            (Some("k1"), Some("wf"), Some("team"))
+        );
+        // The claim re-sent under its request id gets the same row and token back.
+        let (_, again) = post(&app, "/v1/namespaces/team/outbox/claim", Some(TOKEN), claim).await;
+        assert_eq!(again, first);
+        let token = rows[0]["claimToken"].as_u64().unwrap();
+
+        let (status, stale) = post(
+            &app,
+            "/v1/namespaces/team/outbox/complete",
+            Some(TOKEN),
+            json!({ "dispatchKey": "k1", "claimToken": token + 100 }),
+        )
+        .await;
+        assert_eq!(
+            (status, stale["code"].as_str(), stale["id"].as_str()),
+            (StatusCode::CONFLICT, Some("CONFLICT"), Some("k1")),
+            "{stale}"
+        );
+        let (status, _) = post(
+            &app,
+            "/v1/namespaces/team/outbox/complete",
+            Some(TOKEN),
+            json!({ "dispatchKey": "k1", "claimToken": token }),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let (status, missing) = post(
+            &app,
+            "/v1/namespaces/team/outbox/complete",
+            Some(TOKEN),
+            json!({ "dispatchKey": "nope", "claimToken": 1 }),
+        )
+        .await;
+        assert_eq!(
+            (status, missing["code"].as_str(), missing["id"].as_str()),
+            (StatusCode::NOT_FOUND, Some("NOT_FOUND"), Some("nope"))
+        );
+
+        let (_, second) = post(
+            &app,
+            "/v1/namespaces/team/outbox/claim",
+            Some(TOKEN),
+            json!({ "limit": 10 }),
+        )
+        .await;
+        let rows = second["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1);
+        let token = rows[0]["claimToken"].as_u64().unwrap();
+        let (status, failed) = post(
+        &app,
+        "/v1/namespaces/team/outbox/retry",
+        Some(TOKEN),
+        json!({ "dispatchKey": "k2", "claimToken": token, "nextAttempt": 1, "visibleAfter": 0 }),
+    )
+    .await;
+        assert_eq!(
+            (status, failed["status"].as_str()),
+            (StatusCode::OK, Some("pending"))
+        );
+        let (_, third) = post(
+            &app,
+            "/v1/namespaces/team/outbox/claim",
+            Some(TOKEN),
+            json!({ "limit": 10 }),
+        )
+        .await;
+        let token = third["rows"][0]["claimToken"].as_u64().unwrap();
+        let (status, _) = post(
+            &app,
+            "/v1/namespaces/team/outbox/fail",
+            Some(TOKEN),
+            json!({ "dispatchKey": "k2", "claimToken": token, "reason": "card declined" }),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, none) = post(
+            &app,
+            "/v1/namespaces/team/outbox/claim",
+            Some(TOKEN),
+            json!({ "limit": 10 }),
+        )
+        .await;
+        assert_eq!(none["rows"], json!([]));
+    }
+}
