@@ -11,7 +11,6 @@ import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { unsendable } from './unsendable.js';
 import { Batcher, unbatch } from './batch.js';
-
 import { syncStore } from './sync.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
