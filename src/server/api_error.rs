@@ -9,12 +9,13 @@ use serde_json::{json, Map, Value};
 use crate::error::Error;
 
 /// A failed request: its HTTP status, the store error, and fields beyond the error's own
-/// (the server's events on a push's `SEQUENCE_CONFLICT`).
+/// (the server's events on a push's `SEQUENCE_CONFLICT`). The extra fields are boxed: with
+/// keys kept in order a map is large, and every handler's `Result` carries this error.
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
     pub error: Error,
-    pub extra: Map<String, Value>,
+    pub extra: Box<Map<String, Value>>,
 }
 
 impl ApiError {
@@ -24,7 +25,7 @@ impl ApiError {
         Self {
             status,
             error,
-            extra: Map::new(),
+            extra: Box::default(),
         }
     }
 
@@ -33,7 +34,7 @@ impl ApiError {
         Self {
             status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             error,
-            extra: Map::new(),
+            extra: Box::default(),
         }
     }
 
@@ -51,7 +52,7 @@ impl ApiError {
         if let Value::Object(fields) = error_fields(&self.error) {
             body.extend(fields);
         }
-        body.extend(self.extra.clone());
+        body.extend(self.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
         Value::Object(body)
     }
 }
