@@ -177,24 +177,17 @@ fn bytes_round_trip_between_memory_and_file_stores_and_replace_what_was_there() 
 
 #[test]
 fn a_file_of_another_page_size_loads_and_the_store_keeps_its_own() {
-    // The browser's stores use 8 KiB pages, native ones 4 KiB.
+    // Stores made before 4 KiB pages became the default (the browser's) have 8 KiB pages.
     let dir = tempfile::tempdir().unwrap();
     let big_pages = dir.path().join("big.db");
-    {
-        let conn = Connection::open(&big_pages).unwrap();
-        conn.execute_batch("PRAGMA page_size = 8192").unwrap();
-        let store = SqliteStore::from_connection(
-            conn,
-            runstore::Medium::NativeFile,
-            runstore::Durability::Full,
-        )
-        .unwrap();
-        filled(&store);
-    }
-    let bytes = SqliteStore::open(&big_pages)
+    let source = SqliteStore::open_in_memory().unwrap();
+    filled(&source);
+    source.export_to(&big_pages).unwrap();
+    Connection::open(&big_pages)
         .unwrap()
-        .export_bytes()
+        .execute_batch("PRAGMA journal_mode = DELETE; PRAGMA page_size = 8192; VACUUM;")
         .unwrap();
+    let bytes = std::fs::read(&big_pages).unwrap();
     assert_eq!(u16::from_be_bytes([bytes[16], bytes[17]]), 8192);
     let path = dir.path().join("small.db");
     let mut store = SqliteStore::open(&path).unwrap();
