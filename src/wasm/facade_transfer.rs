@@ -54,7 +54,9 @@ impl serde::Serialize for DatabaseFile {
 }
 
 /// Copies a `Uint8Array` argument into wasm memory, refusing anything else (an `ArrayBuffer`,
-/// a `Blob`, a Proxy) and one over [`MAX_IMPORT_BYTES`] before copying it.
+/// a `Blob`, a Proxy) and one over [`MAX_IMPORT_BYTES`] before copying it. Nothing here may
+/// throw: `importDatabase` holds the store mutably, and a JS exception passing through wasm
+/// would never give it back.
 fn database_bytes(value: &JsValue) -> Result<Vec<u8>, Error> {
     let is_bytes = type_tag(value).is_ok_and(|tag| tag == "[object Uint8Array]");
     if !is_bytes {
@@ -67,6 +69,11 @@ fn database_bytes(value: &JsValue) -> Result<Vec<u8>, Error> {
             "bytes",
             format!("is {length} bytes long; the limit is {MAX_IMPORT_BYTES}"),
         ));
+    }
+    if length == 0 {
+        // A detached (or shrunk out of bounds) array has length 0, and copying from it throws
+        // in JS, through wasm, while the import holds the store: hand on the empty file.
+        return Ok(Vec::new());
     }
     Ok(bytes.to_vec())
 }

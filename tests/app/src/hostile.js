@@ -154,6 +154,8 @@ export const CASES = [
     request: {}, status: { type: 'prepared', junk: 1 }, updatedAt: 0 }, null], 'INVALID_INPUT', 'record.status.junk'],
   ['empty name in a namespace record', 'putNamespace', () => [{ name: '', origin: 'explicit', state: 'active', createdAt: 0, lastSeen: 0 }],
     'INVALID_INPUT', 'record.name'],
+  // Copying from a detached array throws in JS; the import must refuse it before it copies.
+  ['a detached array as a database file', 'importDatabase', () => [detached(), null], 'INVALID_INPUT', 'bytes'],
 ];
 
 /** A function cannot cross postMessage: the client refuses it, naming the path. */
