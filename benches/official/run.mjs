@@ -98,7 +98,7 @@ async function main() {
       for (const workload of opts.workloads) {
         for (const side of opts.sides) {
           const name = `warmup-${setup}-${workload}-${side}`.toLowerCase();
-          await page.evaluate((args) => window.bench.measure(...args), [side, setup, workload, WARMUP_SCALE, name]);
+          await page.evaluate((args) => window.bench.measure(...args), [side, setup, workload, Math.min(WARMUP_SCALE, opts.scale), name]);
         }
       }
     }
