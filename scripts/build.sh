@@ -16,4 +16,4 @@ esac
 wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
 # pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
 rm -f pkg/.gitignore pkg/package.json pkg/README.md
-ls -l pkg/runstore_bg.wasm pkg/runstore.js | awk '{print "[build]", $5, $9}'
+bash scripts/package-size.sh

@@ -23,5 +23,10 @@ for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-demo.sh scr
   step "$stage"
   bash "$stage"
 done
+
+# A smoke run of `npm run bench` at 1 % of each workload: proves the benchmark page builds
+# and every side runs every workload on every setup (its figures mean nothing at that size).
+step "scripts/bench-official.sh (smoke)"
+bash scripts/bench-official.sh --runs 1 --scale 0.01
 echo
 echo "all tests passed"

@@ -79,11 +79,50 @@ function spread(xs, format) {
   return `${format(median(xs))} (${format(Math.min(...xs))}–${format(Math.max(...xs))})`;
 }
 
+/** One measurement in the page: { count, ms } of the timed part. */
+const measureIn = (page, side, setup, workload, scale, name) =>
+  page.evaluate((args) => window.bench.measure(...args), [side, setup, workload, scale, name]);
+
+/**
+ * Untimed: every side runs every workload once at a small scale first, so that no side's first
+ * measurement pays for compiling and tiering up its code alone.
+ */
+async function warmUp(page, opts) {
+  for (const setup of opts.setups) {
+    for (const workload of opts.workloads) {
+      for (const side of opts.sides) {
+        const name = `warmup-${setup}-${workload}-${side}`.toLowerCase();
+        await measureIn(page, side, setup, workload, Math.min(WARMUP_SCALE, opts.scale), name);
+      }
+    }
+  }
+}
+
+async function measureAll(page, opts) {
+  const results = [];
+  for (let run = 0; run < opts.runs; run++) {
+    // Each run starts with another side, so that no side always runs first or last.
+    const order = opts.sides.map((_, i) => opts.sides[(i + run) % opts.sides.length]);
+    for (const setup of opts.setups) {
+      for (const workload of opts.workloads) {
+        for (const side of order) {
+          const name = `bench-${run + 1}-${setup}-${workload}-${side}`.toLowerCase();
+          const { count, ms } = await measureIn(page, side, setup, workload, opts.scale, name);
+          const perSecond = count / (ms / 1000);
+          results.push({ run: run + 1, setup, workload, side, count, ms, perSecond });
+          console.error(`[bench] run ${run + 1} ${setup} ${workload} ${side}: ${count} in ${ms.toFixed(1)} ms = ${rate(perSecond)}/s`);
+        }
+      }
+    }
+  }
+  return results;
+}
+
 async function main() {
   const opts = options();
   const server = await serveStatic(join(root, 'benches', 'official', 'dist'));
   const browser = await launchChromium();
-  const results = [];
+  let results;
   try {
     const page = await browser.newPage();
     page.on('pageerror', (error) => console.error(`[page] ${error.message}`));
@@ -92,34 +131,8 @@ async function main() {
     });
     await page.goto(server.url);
     await page.waitForFunction(() => window.benchReady === true);
-    // Untimed: every side runs every workload once at a small scale first, so that no side's
-    // first measurement pays for compiling and tiering up its code alone.
-    for (const setup of opts.setups) {
-      for (const workload of opts.workloads) {
-        for (const side of opts.sides) {
-          const name = `warmup-${setup}-${workload}-${side}`.toLowerCase();
-          await page.evaluate((args) => window.bench.measure(...args), [side, setup, workload, WARMUP_SCALE, name]);
-        }
-      }
-    }
-    for (let run = 0; run < opts.runs; run++) {
-      // Each run starts with another side, so that no side always runs first or last.
-      const order = opts.sides.map((_, i) => opts.sides[(i + run) % opts.sides.length]);
-      for (const setup of opts.setups) {
-        for (const workload of opts.workloads) {
-          for (const side of order) {
-            const name = `bench-${run + 1}-${setup}-${workload}-${side}`.toLowerCase();
-            const { count, ms } = await page.evaluate(
-              (args) => window.bench.measure(...args),
-              [side, setup, workload, opts.scale, name],
-            );
-            const perSecond = count / (ms / 1000);
-            results.push({ run: run + 1, setup, workload, side, count, ms, perSecond });
-            console.error(`[bench] run ${run + 1} ${setup} ${workload} ${side}: ${count} in ${ms.toFixed(1)} ms = ${rate(perSecond)}/s`);
-          }
-        }
-      }
-    }
+    await warmUp(page, opts);
+    results = await measureAll(page, opts);
     report(opts, results, await page.evaluate(() => navigator.userAgent));
   } finally {
     await browser.close();
