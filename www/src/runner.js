@@ -8,6 +8,10 @@
 // Everything it needs to continue lives in the store: the journal, the outbox, the timers, the
 // effect ledger, checkpoints. On load, `start` recovers (interrupted effects, stale outbox
 // claims) and resumes every workflow that `listActive` reports.
+//
+// Each workflow runs in the browser profile that started it (its `origin`): a workflow pulled
+// from a sync server (another profile's) is only shown, with a visibility record of its own
+// journal, and never advanced here, so no effect is performed in two profiles.
 
 import { readAll } from './pages.js';
 import { Dispatcher } from './dispatcher.js';
@@ -29,9 +33,10 @@ export class Runner {
   /** Errors that stopped a workflow's loop, by workflow id. */
   errors = new Map();
 
-  constructor(store, { pageLoad, onChange = () => {} }) {
+  constructor(store, { pageLoad, origin, onChange = () => {} }) {
     this.#store = store;
     this.pageLoad = pageLoad;
+    this.origin = origin;
     this.#onChange = onChange;
     this.dispatcher = new Dispatcher(store, { onSettled: (workflowId) => this.#wake(workflowId) });
   }
@@ -59,7 +64,7 @@ export class Runner {
     const def = WORKFLOWS[type];
     const n = await this.#store.countVisibility({ workflowType: type });
     const id = newWorkflowId(type);
-    const started = { type: 'started', workflowType: type, runId: crypto.randomUUID(), data: { input: def.input(n) } };
+    const started = { type: 'started', workflowType: type, runId: crypto.randomUUID(), data: { input: def.input(n), origin: this.origin } };
     await this.#append(emptyState(id), [started]);
     // Another tab leads: its runner adopts the workflow when it hears of the commit.
     if (this.running) this.#drive(id, { recovering: false });
@@ -83,6 +88,7 @@ export class Runner {
     this.#driving.add(id);
     try {
       let s = await this.#load(id);
+      if (s.origin !== null && s.origin !== this.origin) return await this.#show(s);
       if (recovering && s.status === 'running') {
         s = await this.#append(s, [custom('recovered', { pageLoad: this.pageLoad, ...s.resumedFrom })]);
       }
@@ -100,6 +106,17 @@ export class Runner {
     } finally {
       this.#driving.delete(id);
       this.#onChange();
+    }
+  }
+
+  /** Records the visibility of another profile's workflow, as far as its journal here goes. */
+  async #show(s) {
+    if (s.status === 'pending') return;
+    try {
+      await this.#store.commit({ operations: [{ op: 'upsertVisibility', record: this.#visibility(s) }] });
+    } catch (error) {
+      // CONFLICT: a record of a later head is there already (a later pull showed it first).
+      if (error.code !== 'CONFLICT') throw error;
     }
   }
 
