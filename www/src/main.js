@@ -121,6 +121,9 @@ async function main() {
     await deleteStore(store);
     resetWorld();
     localStorage.removeItem(LOADS_KEY);
+    // A new profile id: workflows that come back from a sync server are then another's, shown
+    // but not run again here.
+    localStorage.removeItem(PROFILE_KEY);
     location.reload();
   };
 }

@@ -25,6 +25,8 @@ const TIMER_POLL_MS = 200;
 export class Runner {
   #store;
   #driving = new Set();
+  /** Workflows whose journal changed while they were driven or shown. */
+  #changedMeanwhile = new Set();
   #waiters = new Map();
   #dueTimers = new Set();
   #onChange;
@@ -84,11 +86,21 @@ export class Runner {
   }
 
   async #drive(id, { recovering }) {
-    if (this.#driving.has(id)) return;
+    if (this.#driving.has(id)) {
+      this.#changedMeanwhile.add(id);
+      return;
+    }
     this.#driving.add(id);
     try {
       let s = await this.#load(id);
-      if (s.origin !== null && s.origin !== this.origin) return await this.#show(s);
+      // Another profile's workflow: shown as far as its journal here goes, again after each
+      // change that came while it was being shown (the last one may be its completion).
+      while (s.origin !== null && s.origin !== this.origin) {
+        this.#changedMeanwhile.delete(id);
+        await this.#show(s);
+        if (!this.#changedMeanwhile.has(id)) return;
+        s = await this.#load(id);
+      }
       if (recovering && s.status === 'running') {
         s = await this.#append(s, [custom('recovered', { pageLoad: this.pageLoad, ...s.resumedFrom })]);
       }
@@ -105,6 +117,7 @@ export class Runner {
       console.error(`workflow ${id} stopped:`, error);
     } finally {
       this.#driving.delete(id);
+      this.#changedMeanwhile.delete(id);
       this.#onChange();
     }
   }

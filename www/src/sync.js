@@ -34,9 +34,15 @@ export class SyncPanel {
     this.#config = config;
     this.#element = element;
     this.#status = { state: 'waiting', lastSync: null, pushed: 0, pulled: 0, conflicts: [], error: null };
-    channel.onmessage = (message) => {
-      if (!this.#abort) this.#show(message.data);
+    // The leader answers a new tab's 'ask' with its status, and sends it after each change.
+    channel.onmessage = ({ data }) => {
+      if (data === 'ask') {
+        if (this.#abort) channel.postMessage(this.#status);
+      } else if (!this.#abort) {
+        this.#show(data);
+      }
     };
+    channel.postMessage('ask');
     window.addEventListener('online', () => this.#render());
     window.addEventListener('offline', () => this.#render());
     element.hidden = false;
