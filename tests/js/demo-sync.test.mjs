@@ -58,12 +58,17 @@ const row = (id, status = null) => `#workflows [data-workflow-id="${id}"]${statu
 async function start(page, type) {
   const before = await page.evaluate(() => window.demo.store.listWorkflowIds().then((p) => p.items));
   await page.click(`[data-start="${type}"]`);
-  const handle = await page.waitForFunction(async (before) => {
-    const ids = (await window.demo.store.listWorkflowIds()).items;
-    return ids.find((id) => !before.includes(id));
-  }, before, { timeout: 10_000 });
-  return handle.jsonValue();
+  for (let tries = 0; tries < 100; tries++) {
+    const ids = await page.evaluate(() => window.demo.store.listWorkflowIds().then((p) => p.items));
+    const id = ids.find((id) => !before.includes(id));
+    if (id) return id;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no ${type} workflow started`);
 }
+
+/** The sync status line's text, white space collapsed. */
+const syncText = (page) => page.$eval('#sync', (el) => el.textContent.replace(/\s+/g, ' ').trim());
 
 /** The workflow's events as [seq, type or name] pairs. */
 function history(page, id) {
@@ -78,7 +83,7 @@ function appliedEffects(page, id) {
 test('both profiles show the sync server, synced live, without conflicts', async () => {
   for (const { page } of Object.values(profiles)) {
     await page.waitForSelector('#sync[data-sync="synced"]', { timeout: 20_000 });
-    assert.match(await page.textContent('#sync'), /Synced with http:\/\/127\.0\.0\.1:\d+ \(namespace demo\) · last sync .* no conflicts/);
+    assert.match(await syncText(page), /Synced with http:\/\/127\.0\.0\.1:\d+ \(namespace demo\) · last sync .* no conflicts/);
   }
 });
 
@@ -101,7 +106,7 @@ test('a workflow started in one profile appears in the other and is run only whe
   assert.ok((await appliedEffects(b.page, fromB)).length > 0);
   assert.deepEqual(await appliedEffects(a.page, fromB), [], 'no effect of B’s workflow performed in A');
   for (const [name, { page }] of Object.entries(profiles)) {
-    const status = await page.$eval('#sync', (el) => ({ ...el.dataset, text: el.textContent }));
+    const status = { ...(await page.$eval('#sync', (el) => ({ ...el.dataset }))), text: await syncText(page) };
     assert.equal(status.sync, 'synced', `${name}: ${status.text}`);
     assert.ok(Number(status.pushed) > 0 && Number(status.pulled) > 0, `${name} pushed and pulled: ${status.text}`);
     assert.match(status.text, /no conflicts/);
