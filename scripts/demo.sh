@@ -5,7 +5,8 @@
 # With `npm start -- --sync` (or RUNSTORE_SYNC=1) it also builds and starts the sync server
 # (runstore-sync) on $SYNC_PORT (default 8787), on PostgreSQL when RUNSTORE_SYNC_POSTGRES names
 # a database, else on a SQLite file in target/demo-sync/, with a demo token for the namespace
-# `demo`; the page finds it in www/dist/sync.json and syncs live. Ctrl-C stops both.
+# `demo`; the page finds it in www/dist/sync.json (built from www/public/sync.json, which says
+# "no server") and syncs live. Ctrl-C stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,7 @@ if [ "$sync" != 0 ]; then
     target/debug/runstore-sync &
   server=$!
   sync_json="$PWD/www/dist/sync.json"
-  trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -f "$sync_json"' EXIT
+  trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; cp www/public/sync.json "$sync_json"' EXIT
   until (exec 3<>"/dev/tcp/127.0.0.1/$sync_port") 2>/dev/null; do
     kill -0 "$server" 2>/dev/null || { echo "runstore-sync did not start (port $sync_port taken? SYNC_PORT=... picks another)" >&2; exit 1; }
     sleep 0.2

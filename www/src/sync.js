@@ -1,7 +1,8 @@
 // Sync with a runstore sync server, when the demo is served with one (`npm start -- --sync`
 // writes `sync.json` beside the page: { url, token, namespace }). Only the leader tab syncs
-// (one live `store.sync` per store); every tab shows its status. Without `sync.json` the demo
-// runs on its own and shows nothing of this.
+// (one live `store.sync` per store); every tab shows its status. The built `sync.json`
+// (www/public) has no url: then, as without the file, the demo runs on its own and shows
+// nothing of this.
 
 import { html } from './html.js';
 
