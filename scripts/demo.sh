@@ -39,7 +39,14 @@ if [ "$sync" != 0 ]; then
     target/debug/runstore-sync &
   server=$!
   sync_json="$PWD/www/dist/sync.json"
-  trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; cp www/public/sync.json "$sync_json"' EXIT
+  no_sync_json="$PWD/www/public/sync.json"
+  stop_sync() {
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    cp "$no_sync_json" "$sync_json"
+  }
+  trap stop_sync EXIT
+  trap 'exit 130' INT TERM
   until (exec 3<>"/dev/tcp/127.0.0.1/$sync_port") 2>/dev/null; do
     kill -0 "$server" 2>/dev/null || { echo "runstore-sync did not start (port $sync_port taken? SYNC_PORT=... picks another)" >&2; exit 1; }
     sleep 0.2
