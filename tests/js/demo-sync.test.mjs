@@ -4,7 +4,8 @@
 // (RUNSTORE_SYNC_BIN; on PostgreSQL when RUNSTORE_PG_URL is set, else on a SQLite file). A
 // workflow started in one profile runs there, appears in the other's list and follows it to
 // completion there; its side effects happen in its own profile only; the sync status shows
-// what was pushed and pulled, with no conflicts.
+// what was pushed and pulled, with no conflicts; with the server down it says offline, and the
+// work done meanwhile syncs once the server is back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,12 +21,13 @@ const NAMESPACE = 'demo';
 
 let site;
 let siteDir;
+let settings;
 let server;
 const profiles = {};
 const problems = [];
 
 before(async () => {
-  const settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE] });
+  settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE] });
   console.log(`sync server on ${settings.backend}`);
   server = await startSyncServer(settings);
   siteDir = mkdtempSync(path.join(tmpdir(), 'runstore-demo-sync-'));
@@ -37,6 +39,8 @@ before(async () => {
     const page = await browser.newPage();
     page.on('pageerror', (error) => problems.push(`${name}: page error: ${error.message}`));
     page.on('console', (message) => {
+      // Chromium logs each request to the stopped server (the offline test); the page does not.
+      if (/Failed to load resource: net::ERR_CONNECTION_REFUSED/.test(message.text())) return;
       if (message.type() === 'error') problems.push(`${name}: console error: ${message.text()}`);
     });
     await page.goto(site.url);
@@ -114,6 +118,20 @@ test('a workflow started in one profile appears in the other and is run only whe
   mkdirSync(path.join(root, 'tests/artifacts'), { recursive: true });
   await a.page.screenshot({ path: path.join(root, 'tests/artifacts/demo-sync-a.png'), fullPage: true });
   await b.page.screenshot({ path: path.join(root, 'tests/artifacts/demo-sync-b.png'), fullPage: true });
+});
+
+test('with the server down the page says offline; work done meanwhile syncs once it is back', async () => {
+  const { a, b } = profiles;
+  await server.stop();
+  const offline = await start(a.page, 'order-fulfilment');
+  await a.page.waitForSelector('#sync[data-sync="offline"]', { timeout: 30_000 });
+  assert.match(await syncText(a.page), /Offline .* UNAVAILABLE: .*retrying, changes made here sync when it is back/);
+  await a.page.waitForSelector(row(offline, 'completed'), { timeout: 60_000 });
+  server = await startSyncServer(settings);
+  await b.page.waitForSelector(row(offline, 'completed'), { timeout: 60_000 });
+  await a.page.waitForSelector('#sync[data-sync="synced"]', { timeout: 30_000 });
+  assert.deepEqual(await history(b.page, offline), await history(a.page, offline));
+  assert.deepEqual(await appliedEffects(b.page, offline), []);
 });
 
 test('no page errors', () => {
