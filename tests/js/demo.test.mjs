@@ -105,6 +105,8 @@ test('the page opens its store on OPFS in a worker, with nothing left running', 
   await ready();
   assert.match(await page.textContent('#banner'), /on OPFS · durability full · page load #1\. Nothing was left running/);
   assert.equal(await page.locator('#workflows [data-workflow-id]').count(), 0);
+  // Served without a sync server (no sync.json): no sync status, no error.
+  assert.equal(await page.isHidden('#sync'), true);
 });
 
 test('workflows started; the tab reloaded mid tool call and mid activities, closed and reopened mid timer', async () => {

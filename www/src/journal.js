@@ -13,6 +13,9 @@ export function emptyState(workflowId) {
     status: 'pending',
     type: null,
     runId: null,
+    // The browser profile whose runner drives it (see runner.js): workflows pulled from a sync
+    // server are shown here, and run where they were started.
+    origin: null,
     input: null,
     startedAt: null,
     closedAt: null,
@@ -38,7 +41,7 @@ export function apply(s, e) {
   s.head = e.seq;
   switch (e.type) {
     case 'started':
-      Object.assign(s, { status: 'running', type: e.workflowType, runId: e.runId, input: e.data.input, startedAt: e.recordedAt });
+      Object.assign(s, { status: 'running', type: e.workflowType, runId: e.runId, input: e.data.input, origin: e.data.origin ?? null, startedAt: e.recordedAt });
       break;
     case 'completed':
       Object.assign(s, { status: 'completed', closedAt: e.recordedAt });

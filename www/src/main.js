@@ -5,11 +5,23 @@ import './style.css';
 import { Inspector } from './inspector.js';
 import { Runner } from './runner.js';
 import { STORE_NAME, deleteStore, openStore } from './store.js';
+import { SyncPanel, loadSyncConfig } from './sync.js';
 import { setUpTransfer } from './transfer.js';
 import { resetWorld, worldLedger } from './world.js';
 
 const LOADS_KEY = 'runstore-demo:page-loads';
+const PROFILE_KEY = 'runstore-demo:profile';
 const banner = document.getElementById('banner');
+
+/** This browser profile's id: its runner drives the workflows started with it. */
+function profileId() {
+  let id = localStorage.getItem(PROFILE_KEY);
+  if (!id) {
+    id = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+    localStorage.setItem(PROFILE_KEY, id);
+  }
+  return id;
+}
 
 function showBanner(kind, html) {
   banner.className = `banner ${kind}`;
@@ -61,7 +73,7 @@ async function main() {
   }
 
   let inspector;
-  const runner = new Runner(store, { pageLoad, onChange: () => inspector?.refreshSoon() });
+  const runner = new Runner(store, { pageLoad, origin: profileId(), onChange: () => inspector?.refreshSoon() });
   inspector = new Inspector(document.getElementById('inspector'), store, runner);
   // Every tab's inspector follows every tab's commits; the leader's runner adopts workflows
   // that other tabs start.
@@ -69,9 +81,13 @@ async function main() {
     inspector.refreshSoon();
     if (change.areas.includes('journal')) runner.adopt(change.workflowIds);
   });
+  // With a sync server, the leader tab also syncs (live) and every tab shows how it goes.
+  const syncConfig = await loadSyncConfig();
+  const sync = syncConfig && new SyncPanel(store, syncConfig, document.getElementById('sync'));
   // Only the leader tab runs workflows and the outbox; when it goes, the next tab takes over.
   const lead = async (isLeader) => {
     document.body.dataset.role = isLeader ? 'leader' : 'follower';
+    sync?.lead(isLeader);
     if (!isLeader) return runner.stop();
     await runner.start();
     showRecovery(runner.recovery, pageLoad);
@@ -105,6 +121,9 @@ async function main() {
     await deleteStore(store);
     resetWorld();
     localStorage.removeItem(LOADS_KEY);
+    // A new profile id: workflows that come back from a sync server are then another's, shown
+    // but not run again here.
+    localStorage.removeItem(PROFILE_KEY);
     location.reload();
   };
 }

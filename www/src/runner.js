@@ -8,6 +8,10 @@
 // Everything it needs to continue lives in the store: the journal, the outbox, the timers, the
 // effect ledger, checkpoints. On load, `start` recovers (interrupted effects, stale outbox
 // claims) and resumes every workflow that `listActive` reports.
+//
+// Each workflow runs in the browser profile that started it (its `origin`): a workflow pulled
+// from a sync server (another profile's) is only shown, with a visibility record of its own
+// journal, and never advanced here, so no effect is performed in two profiles.
 
 import { readAll } from './pages.js';
 import { Dispatcher } from './dispatcher.js';
@@ -21,6 +25,8 @@ const TIMER_POLL_MS = 200;
 export class Runner {
   #store;
   #driving = new Set();
+  /** Workflows whose journal changed while they were driven or shown. */
+  #changedMeanwhile = new Set();
   #waiters = new Map();
   #dueTimers = new Set();
   #onChange;
@@ -29,9 +35,10 @@ export class Runner {
   /** Errors that stopped a workflow's loop, by workflow id. */
   errors = new Map();
 
-  constructor(store, { pageLoad, onChange = () => {} }) {
+  constructor(store, { pageLoad, origin, onChange = () => {} }) {
     this.#store = store;
     this.pageLoad = pageLoad;
+    this.origin = origin;
     this.#onChange = onChange;
     this.dispatcher = new Dispatcher(store, { onSettled: (workflowId) => this.#wake(workflowId) });
   }
@@ -59,7 +66,7 @@ export class Runner {
     const def = WORKFLOWS[type];
     const n = await this.#store.countVisibility({ workflowType: type });
     const id = newWorkflowId(type);
-    const started = { type: 'started', workflowType: type, runId: crypto.randomUUID(), data: { input: def.input(n) } };
+    const started = { type: 'started', workflowType: type, runId: crypto.randomUUID(), data: { input: def.input(n), origin: this.origin } };
     await this.#append(emptyState(id), [started]);
     // Another tab leads: its runner adopts the workflow when it hears of the commit.
     if (this.running) this.#drive(id, { recovering: false });
@@ -79,10 +86,21 @@ export class Runner {
   }
 
   async #drive(id, { recovering }) {
-    if (this.#driving.has(id)) return;
+    if (this.#driving.has(id)) {
+      this.#changedMeanwhile.add(id);
+      return;
+    }
     this.#driving.add(id);
     try {
       let s = await this.#load(id);
+      // Another profile's workflow: shown as far as its journal here goes, again after each
+      // change that came while it was being shown (the last one may be its completion).
+      while (s.origin !== null && s.origin !== this.origin) {
+        this.#changedMeanwhile.delete(id);
+        await this.#show(s);
+        if (!this.#changedMeanwhile.has(id)) return;
+        s = await this.#load(id);
+      }
       if (recovering && s.status === 'running') {
         s = await this.#append(s, [custom('recovered', { pageLoad: this.pageLoad, ...s.resumedFrom })]);
       }
@@ -99,7 +117,19 @@ export class Runner {
       console.error(`workflow ${id} stopped:`, error);
     } finally {
       this.#driving.delete(id);
+      this.#changedMeanwhile.delete(id);
       this.#onChange();
+    }
+  }
+
+  /** Records the visibility of another profile's workflow, as far as its journal here goes. */
+  async #show(s) {
+    if (s.status === 'pending') return;
+    try {
+      await this.#store.commit({ operations: [{ op: 'upsertVisibility', record: this.#visibility(s) }] });
+    } catch (error) {
+      // CONFLICT: a record of a later head is there already (a later pull showed it first).
+      if (error.code !== 'CONFLICT') throw error;
     }
   }
 
