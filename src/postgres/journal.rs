@@ -18,7 +18,9 @@ use crate::model::journal::*;
 use crate::model::outbox::NewOutboxRow;
 use crate::model::{Page, PageRequest};
 use crate::sqlite::check_id;
-use crate::sqlite::journal::{check_event, decode, decode_at, encode, Projection, LIFECYCLE};
+use crate::sqlite::journal::{
+    check_event, decode, decode_at, encode, Projection, RunChain, LIFECYCLE,
+};
 use crate::sqlite::outbox::check_rows;
 
 const SUMMARY_COLUMNS: &str =
@@ -330,43 +332,12 @@ impl EventJournal for PgStore {
             )?;
             Ok((head, rows))
         })?;
-        let mut runs: Vec<RunSummary> = Vec::new();
+        let mut chain = RunChain::default();
         for row in &rows {
             let seq = to_u64("seq", col(row, 0)?)?;
-            let event = decode_at(workflow_id, seq, col(row, 1)?)?;
-            if let EventKind::Started {
-                workflow_type,
-                run_id,
-            } = &event.kind
-            {
-                if let Some(previous) = runs.last_mut() {
-                    previous.last_seq = seq - 1;
-                }
-                runs.push(RunSummary {
-                    run_id: run_id.clone(),
-                    workflow_type: workflow_type.clone(),
-                    first_seq: seq,
-                    last_seq: head,
-                    status: WorkflowStatus::Running,
-                    started_at: event.recorded_at,
-                    closed_at: None,
-                });
-                continue;
-            }
-            let Some(run) = runs.last_mut() else { continue };
-            let mut projection = Projection {
-                status: run.status,
-                closed_at: run.closed_at,
-                ..Projection::new()
-            };
-            projection.apply(&event);
-            run.status = projection.status;
-            run.closed_at = match event.kind {
-                EventKind::ContinuedAsNew { .. } => Some(event.recorded_at),
-                _ => projection.closed_at,
-            };
+            chain.push(seq, head, decode_at(workflow_id, seq, col(row, 1)?)?);
         }
-        Ok(runs)
+        Ok(chain.runs)
     }
 
     fn find_undecodable_event(&self) -> Result<Option<UndecodableEvent>> {

@@ -600,43 +600,16 @@ impl EventJournal for SqliteStore {
             LIFECYCLE[5],
             LIFECYCLE[6]
         ])?;
-        let mut runs: Vec<RunSummary> = Vec::new();
+        let mut chain = RunChain::default();
         while let Some(row) = rows.next()? {
             let seq = from_sql_int("seq", row.get(0)?)?;
-            let event = decode_at(workflow_id, seq, row.get_ref(1)?.as_blob()?)?;
-            if let EventKind::Started {
-                workflow_type,
-                run_id,
-            } = &event.kind
-            {
-                if let Some(previous) = runs.last_mut() {
-                    previous.last_seq = seq - 1;
-                }
-                runs.push(RunSummary {
-                    run_id: run_id.clone(),
-                    workflow_type: workflow_type.clone(),
-                    first_seq: seq,
-                    last_seq: head,
-                    status: WorkflowStatus::Running,
-                    started_at: event.recorded_at,
-                    closed_at: None,
-                });
-                continue;
-            }
-            let Some(run) = runs.last_mut() else { continue };
-            let mut projection = Projection {
-                status: run.status,
-                closed_at: run.closed_at,
-                ..Projection::new()
-            };
-            projection.apply(&event);
-            run.status = projection.status;
-            run.closed_at = match event.kind {
-                EventKind::ContinuedAsNew { .. } => Some(event.recorded_at),
-                _ => projection.closed_at,
-            };
+            chain.push(
+                seq,
+                head,
+                decode_at(workflow_id, seq, row.get_ref(1)?.as_blob()?)?,
+            );
         }
-        Ok(runs)
+        Ok(chain.runs)
     }
 
     fn find_undecodable_event(&self) -> Result<Option<UndecodableEvent>> {
@@ -654,5 +627,52 @@ impl EventJournal for SqliteStore {
             }
         }
         Ok(None)
+    }
+}
+
+/// A workflow's runs, folded from its lifecycle events in seq order: each `started` opens a
+/// run (and ends the one before), the others close or pause the current one. Shared by every
+/// store's `read_run_chain`.
+#[derive(Default)]
+pub(crate) struct RunChain {
+    pub(crate) runs: Vec<RunSummary>,
+}
+
+impl RunChain {
+    /// Folds in the lifecycle event `seq` of a workflow whose head is `head`.
+    pub(crate) fn push(&mut self, seq: u64, head: u64, event: Event) {
+        if let EventKind::Started {
+            workflow_type,
+            run_id,
+        } = &event.kind
+        {
+            if let Some(previous) = self.runs.last_mut() {
+                previous.last_seq = seq - 1;
+            }
+            self.runs.push(RunSummary {
+                run_id: run_id.clone(),
+                workflow_type: workflow_type.clone(),
+                first_seq: seq,
+                last_seq: head,
+                status: WorkflowStatus::Running,
+                started_at: event.recorded_at,
+                closed_at: None,
+            });
+            return;
+        }
+        let Some(run) = self.runs.last_mut() else {
+            return;
+        };
+        let mut projection = Projection {
+            status: run.status,
+            closed_at: run.closed_at,
+            ..Projection::new()
+        };
+        projection.apply(&event);
+        run.status = projection.status;
+        run.closed_at = match event.kind {
+            EventKind::ContinuedAsNew { .. } => Some(event.recorded_at),
+            _ => projection.closed_at,
+        };
     }
 }
