@@ -9,7 +9,7 @@ use super::session::Sql;
 
 use crate::error::{Error, Result};
 use crate::model::{Page, PageRequest};
-use crate::sqlite::paging::page_limit;
+use crate::sqlite::paging::{cursor_key, cursor_text, malformed_cursor, page_limit};
 
 /// A bound query parameter.
 pub(super) type Param = Box<dyn ToSql + Sync>;
@@ -40,9 +40,6 @@ impl Key {
         }
     }
 }
-
-/// The longest cursor accepted, in characters (as the SQLite store's).
-const MAX_CURSOR_CHARS: usize = 2 * 4 * 6 * crate::MAX_ID_BYTES;
 
 /// One listing's order.
 pub(super) struct Listing {
@@ -94,47 +91,26 @@ impl Listing {
     }
 
     fn encode(&self, key: Vec<Key>) -> String {
-        let mut fields = vec![serde_json::Value::from(self.name)];
-        fields.extend(key.into_iter().map(|value| match value {
-            Key::Int(i) => serde_json::Value::from(i),
-            Key::Text(text) => serde_json::Value::from(text),
-        }));
-        let text = serde_json::Value::Array(fields).to_string();
-        text.bytes().map(|b| format!("{b:02x}")).collect()
+        cursor_text(
+            self.name,
+            key.into_iter().map(|value| match value {
+                Key::Int(i) => serde_json::Value::from(i),
+                Key::Text(text) => serde_json::Value::from(text),
+            }),
+        )
     }
 
     fn decode(&self, cursor: &str) -> Result<Vec<Key>> {
-        let malformed = || {
-            Error::invalid(
-                "page.cursor",
-                format!("is not a cursor of the {} listing", self.name),
-            )
-        };
-        if cursor.len() > MAX_CURSOR_CHARS || !cursor.len().is_multiple_of(2) {
-            return Err(malformed());
-        }
-        let bytes = (0..cursor.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
-            .collect::<Option<Vec<u8>>>()
-            .ok_or_else(malformed)?;
-        let fields: Vec<serde_json::Value> =
-            serde_json::from_slice(&bytes).map_err(|_| malformed())?;
-        match fields.split_first() {
-            Some((name, key)) if name == self.name && key.len() == self.kinds.len() => key
-                .iter()
-                .zip(self.kinds)
-                .map(|(value, kind)| match (kind, value) {
-                    (KeyKind::Text, serde_json::Value::String(text)) => {
-                        Some(Key::Text(text.clone()))
-                    }
-                    (KeyKind::Int, other) => other.as_i64().map(Key::Int),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(malformed),
-            _ => Err(malformed()),
-        }
+        cursor_key(self.name, self.kinds.len(), cursor)?
+            .into_iter()
+            .zip(self.kinds)
+            .map(|(value, kind)| match (kind, value) {
+                (KeyKind::Text, serde_json::Value::String(text)) => Some(Key::Text(text)),
+                (KeyKind::Int, other) => other.as_i64().map(Key::Int),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| malformed_cursor(self.name))
     }
 }
 

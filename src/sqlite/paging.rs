@@ -69,46 +69,70 @@ impl Listing {
     }
 
     fn encode(&self, key: Vec<SqlValue>) -> String {
-        let mut fields = vec![serde_json::Value::from(self.name)];
-        fields.extend(key.into_iter().map(|value| match value {
-            SqlValue::Integer(i) => serde_json::Value::from(i),
-            SqlValue::Text(text) => serde_json::Value::from(text),
-            // Keys are integers and text only; anything else cannot be a key column here.
-            other => serde_json::Value::from(format!("{other:?}")),
-        }));
-        let text = serde_json::Value::Array(fields).to_string();
-        text.bytes().map(|b| format!("{b:02x}")).collect()
+        cursor_text(
+            self.name,
+            key.into_iter().map(|value| match value {
+                SqlValue::Integer(i) => serde_json::Value::from(i),
+                SqlValue::Text(text) => serde_json::Value::from(text),
+                // Keys are integers and text only; anything else cannot be a key column here.
+                other => serde_json::Value::from(format!("{other:?}")),
+            }),
+        )
     }
 
     fn decode(&self, cursor: &str) -> Result<Vec<SqlValue>> {
-        let malformed = || {
-            Error::invalid(
-                "page.cursor",
-                format!("is not a cursor of the {} listing", self.name),
-            )
-        };
-        if cursor.len() > MAX_CURSOR_CHARS || !cursor.len().is_multiple_of(2) {
-            return Err(malformed());
-        }
-        let bytes = (0..cursor.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
-            .collect::<Option<Vec<u8>>>()
-            .ok_or_else(malformed)?;
-        let fields: Vec<serde_json::Value> =
-            serde_json::from_slice(&bytes).map_err(|_| malformed())?;
-        match fields.split_first() {
-            Some((name, key)) if name == self.name && key.len() == self.key_len => key
-                .iter()
-                .map(|value| match value {
-                    serde_json::Value::String(text) => Some(SqlValue::Text(text.clone())),
-                    other => other.as_i64().map(SqlValue::Integer),
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(malformed),
-            _ => Err(malformed()),
-        }
+        cursor_key(self.name, self.key_len, cursor)?
+            .into_iter()
+            .map(|value| match value {
+                serde_json::Value::String(text) => Some(SqlValue::Text(text)),
+                other => other.as_i64().map(SqlValue::Integer),
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| malformed_cursor(self.name))
     }
+}
+
+/// A cursor's text: the listing's name and its key values as a JSON array, hex-encoded so that
+/// it reads as one opaque token. Shared by every store's listings.
+pub(crate) fn cursor_text(name: &str, key: impl IntoIterator<Item = serde_json::Value>) -> String {
+    let mut fields = vec![serde_json::Value::from(name)];
+    fields.extend(key);
+    let text = serde_json::Value::Array(fields).to_string();
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The `key_len` key values of a cursor [`cursor_text`] made for the listing `name`; anything
+/// else is `INVALID_INPUT` (field `page.cursor`).
+pub(crate) fn cursor_key(
+    name: &str,
+    key_len: usize,
+    cursor: &str,
+) -> Result<Vec<serde_json::Value>> {
+    if cursor.len() > MAX_CURSOR_CHARS || !cursor.len().is_multiple_of(2) {
+        return Err(malformed_cursor(name));
+    }
+    let bytes = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(|| malformed_cursor(name))?;
+    let mut fields: Vec<serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(|_| malformed_cursor(name))?;
+    match fields.first() {
+        Some(first) if first == name && fields.len() == key_len + 1 => {
+            fields.remove(0);
+            Ok(fields)
+        }
+        _ => Err(malformed_cursor(name)),
+    }
+}
+
+/// The error for a cursor that the listing `name` did not make.
+pub(crate) fn malformed_cursor(name: &str) -> Error {
+    Error::invalid(
+        "page.cursor",
+        format!("is not a cursor of the {name} listing"),
+    )
 }
 
 /// The page size a request asks for, checked.
