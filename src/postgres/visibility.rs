@@ -13,11 +13,10 @@ use super::{to_i64, to_u64, PgStore};
 use crate::error::{Error, Result};
 use crate::model::visibility::*;
 use crate::model::MAX_PAGE_LIMIT;
+use crate::sqlite::check_id;
 use crate::sqlite::visibility::{
-    check_attribute_key, check_forward, check_operand, check_record, decode_cursor, encode_cursor,
-    Stored,
+    check_filter, check_forward, check_record, decode_cursor, encode_cursor, Predicate, Stored,
 };
-use crate::sqlite::{check_id, check_size, MAX_DOCUMENT_BYTES};
 
 const COLUMNS: &str = "workflow_id, run_id, workflow_type, status, start_time, close_time, \
                        failed_step, failure_reason, search_attributes, head";
@@ -68,62 +67,27 @@ fn operand_match(op: &str) -> String {
 }
 
 fn compile(filter: &VisibilityFilter) -> Result<Conditions> {
+    let predicates = check_filter(filter)?;
     let mut conditions = Conditions::default();
     if let Some(workflow_type) = &filter.workflow_type {
-        check_id("filter.workflowType", workflow_type)?;
         conditions.push("workflow_type = $?1", vec![Box::new(workflow_type.clone())]);
     }
     if !filter.statuses.is_empty() {
-        for (i, status) in filter.statuses.iter().enumerate() {
-            check_id(&format!("filter.statuses[{i}]"), status)?;
-        }
         conditions.push(
             "status = ANY($?1::text[])",
             vec![Box::new(filter.statuses.clone())],
         );
     }
-    push_range(
-        &mut conditions,
-        "filter.startTime",
-        "start_time",
-        filter.start_time,
-    )?;
-    push_range(
-        &mut conditions,
-        "filter.closeTime",
-        "close_time",
-        filter.close_time,
-    )?;
-    if filter.search.len() > MAX_PREDICATES {
-        return Err(Error::invalid(
-            "filter.search",
-            format!(
-                "has {} predicates; the limit is {MAX_PREDICATES}",
-                filter.search.len()
-            ),
-        ));
-    }
-    for (i, predicate) in filter.search.iter().enumerate() {
-        push_predicate(&mut conditions, &format!("filter.search[{i}]"), predicate)?;
+    push_range(&mut conditions, "start_time", filter.start_time);
+    push_range(&mut conditions, "close_time", filter.close_time);
+    for predicate in predicates {
+        push_predicate(&mut conditions, predicate);
     }
     Ok(conditions)
 }
 
-fn push_range(
-    conditions: &mut Conditions,
-    field: &str,
-    column: &'static str,
-    range: Option<TimeRange>,
-) -> Result<()> {
-    let Some(range) = range else { return Ok(()) };
-    if let (Some(from), Some(before)) = (range.from, range.before) {
-        if from > before {
-            return Err(Error::invalid(
-                field,
-                format!("from {from} is after before {before}"),
-            ));
-        }
-    }
+fn push_range(conditions: &mut Conditions, column: &'static str, range: Option<TimeRange>) {
+    let Some(range) = range else { return };
     conditions.push(&format!("{column} IS NOT NULL"), Vec::new());
     if let Some(from) = range.from {
         conditions.push(&format!("{column} >= $?1"), vec![Box::new(from)]);
@@ -131,53 +95,34 @@ fn push_range(
     if let Some(before) = range.before {
         conditions.push(&format!("{column} < $?1"), vec![Box::new(before)]);
     }
-    Ok(())
 }
 
-fn push_predicate(
-    conditions: &mut Conditions,
-    field: &str,
-    predicate: &AttributePredicate,
-) -> Result<()> {
-    check_attribute_key(&format!("{field}.key"), &predicate.key)?;
-    let key: Param = Box::new(predicate.key.clone());
-    let value_field = format!("{field}.value");
-    let value = predicate.value.as_ref().filter(|v| !v.is_null());
-    let presence = match predicate.op {
-        AttributeOp::Exists => Some(""),
-        AttributeOp::NotExists => Some("NOT "),
-        _ => None,
-    };
-    if let Some(negation) = presence {
-        if value.is_some() {
-            return Err(Error::invalid(
-                value_field,
-                "exists and notExists take no value",
-            ));
+fn push_predicate(conditions: &mut Conditions, predicate: Predicate<'_>) {
+    match predicate {
+        Predicate::Presence { key, present } => {
+            let negation = if present { "" } else { "NOT " };
+            conditions.push(
+                &format!("{negation}(search_attributes::jsonb ? $?1::text)"),
+                vec![Box::new(key.to_owned())],
+            );
         }
-        conditions.push(
-            &format!("{negation}(search_attributes::jsonb ? $?1::text)"),
-            vec![key],
-        );
-        return Ok(());
+        Predicate::Compare { key, op, operand } => {
+            // A scalar operand is the array of itself, as SQLite's json_each reads it.
+            let operand = match op {
+                AttributeOp::In => operand,
+                _ => format!("[{operand}]"),
+            };
+            let fragment = match op {
+                AttributeOp::Gt => operand_match(">"),
+                AttributeOp::Gte => operand_match(">="),
+                AttributeOp::Lt => operand_match("<"),
+                AttributeOp::Lte => operand_match("<="),
+                AttributeOp::Ne => format!("NOT {}", operand_match("=")),
+                _ => operand_match("="),
+            };
+            conditions.push(&fragment, vec![Box::new(key.to_owned()), Box::new(operand)]);
+        }
     }
-    let operand = check_operand(&value_field, predicate.op, value)?;
-    // A scalar operand is the array of itself, as SQLite's json_each reads it.
-    let operand = match operand {
-        serde_json::Value::Array(_) => serde_json::to_string(operand)?,
-        scalar => serde_json::to_string(&[scalar])?,
-    };
-    check_size(&value_field, operand.len(), MAX_DOCUMENT_BYTES)?;
-    let fragment = match predicate.op {
-        AttributeOp::Gt => operand_match(">"),
-        AttributeOp::Gte => operand_match(">="),
-        AttributeOp::Lt => operand_match("<"),
-        AttributeOp::Lte => operand_match("<="),
-        AttributeOp::Ne => format!("NOT {}", operand_match("=")),
-        _ => operand_match("="),
-    };
-    conditions.push(&fragment, vec![key, Box::new(operand)]);
-    Ok(())
 }
 
 fn record_from_row(row: &Row) -> Result<VisibilityRecord> {

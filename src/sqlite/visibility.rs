@@ -72,33 +72,91 @@ fn text(value: &str) -> SqlValue {
 }
 
 fn compile(filter: &VisibilityFilter) -> Result<Conditions> {
+    let predicates = check_filter(filter)?;
     let mut conditions = Conditions::default();
     if let Some(workflow_type) = &filter.workflow_type {
-        check_id("filter.workflowType", workflow_type)?;
         conditions.push("workflow_type = ?", [text(workflow_type)]);
     }
     if !filter.statuses.is_empty() {
-        for (i, status) in filter.statuses.iter().enumerate() {
-            check_id(&format!("filter.statuses[{i}]"), status)?;
-        }
         let statuses = serde_json::to_string(&filter.statuses)?;
         conditions.push(
             "status IN (SELECT value FROM json_each(?))",
             [SqlValue::Text(statuses)],
         );
     }
-    push_range(
-        &mut conditions,
-        "filter.startTime",
-        "start_time",
-        filter.start_time,
-    )?;
-    push_range(
-        &mut conditions,
-        "filter.closeTime",
-        "close_time",
-        filter.close_time,
-    )?;
+    push_range(&mut conditions, "start_time", filter.start_time);
+    push_range(&mut conditions, "close_time", filter.close_time);
+    for predicate in predicates {
+        push_predicate(&mut conditions, predicate);
+    }
+    Ok(conditions)
+}
+
+fn push_range(conditions: &mut Conditions, column: &'static str, range: Option<TimeRange>) {
+    let Some(range) = range else { return };
+    conditions.push(format!("{column} IS NOT NULL"), []);
+    if let Some(from) = range.from {
+        conditions.push(format!("{column} >= ?"), [SqlValue::Integer(from)]);
+    }
+    if let Some(before) = range.before {
+        conditions.push(format!("{column} < ?"), [SqlValue::Integer(before)]);
+    }
+}
+
+fn push_predicate(conditions: &mut Conditions, predicate: Predicate<'_>) {
+    match predicate {
+        Predicate::Presence { key, present } => {
+            let test = if present { "IS NOT NULL" } else { "IS NULL" };
+            conditions.push(
+                format!("json_type(search_attributes, ?) {test}"),
+                [attribute_path(key)],
+            );
+        }
+        Predicate::Compare { key, op, operand } => {
+            let fragment = match op {
+                AttributeOp::Gt => operand_match(">"),
+                AttributeOp::Gte => operand_match(">="),
+                AttributeOp::Lt => operand_match("<"),
+                AttributeOp::Lte => operand_match("<="),
+                AttributeOp::Ne => format!("NOT {}", operand_match("=")),
+                _ => operand_match("="),
+            };
+            let path = attribute_path(key);
+            let params = [SqlValue::Text(operand), path.clone(), path.clone(), path];
+            conditions.push(fragment, params);
+        }
+    }
+}
+
+/// The JSON path of a search attribute; [`check_attribute_key`] keeps the key inside its
+/// quotes.
+fn attribute_path(key: &str) -> SqlValue {
+    text(&format!("$.\"{key}\""))
+}
+
+/// A search predicate that passed [`check_filter`].
+pub(crate) enum Predicate<'f> {
+    /// `exists` (`present`) or `notExists`.
+    Presence { key: &'f str, present: bool },
+    /// A comparison, or `in` (whose operand is an array), with the operand as JSON text.
+    Compare {
+        key: &'f str,
+        op: AttributeOp,
+        operand: String,
+    },
+}
+
+/// Checks every field of a listing's filter, in the order of its fields, so that each store
+/// refuses the same filter with the same error, and returns the search predicates checked.
+pub(crate) fn check_filter(filter: &VisibilityFilter) -> Result<Vec<Predicate<'_>>> {
+    if let Some(workflow_type) = &filter.workflow_type {
+        check_id("filter.workflowType", workflow_type)?;
+    }
+    for (i, status) in filter.statuses.iter().enumerate() {
+        check_id(&format!("filter.statuses[{i}]"), status)?;
+    }
+    check_range("filter.startTime", filter.start_time)?;
+    check_range("filter.closeTime", filter.close_time)?;
     if filter.search.len() > MAX_PREDICATES {
         return Err(Error::invalid(
             "filter.search",
@@ -108,20 +166,20 @@ fn compile(filter: &VisibilityFilter) -> Result<Conditions> {
             ),
         ));
     }
-    for (i, predicate) in filter.search.iter().enumerate() {
-        push_predicate(&mut conditions, &format!("filter.search[{i}]"), predicate)?;
-    }
-    Ok(conditions)
+    filter
+        .search
+        .iter()
+        .enumerate()
+        .map(|(i, predicate)| check_predicate(&format!("filter.search[{i}]"), predicate))
+        .collect()
 }
 
-fn push_range(
-    conditions: &mut Conditions,
-    field: &str,
-    column: &'static str,
-    range: Option<TimeRange>,
-) -> Result<()> {
-    let Some(range) = range else { return Ok(()) };
-    if let (Some(from), Some(before)) = (range.from, range.before) {
+fn check_range(field: &str, range: Option<TimeRange>) -> Result<()> {
+    if let Some(TimeRange {
+        from: Some(from),
+        before: Some(before),
+    }) = range
+    {
         if from > before {
             return Err(Error::invalid(
                 field,
@@ -129,54 +187,36 @@ fn push_range(
             ));
         }
     }
-    conditions.push(format!("{column} IS NOT NULL"), []);
-    if let Some(from) = range.from {
-        conditions.push(format!("{column} >= ?"), [SqlValue::Integer(from)]);
-    }
-    if let Some(before) = range.before {
-        conditions.push(format!("{column} < ?"), [SqlValue::Integer(before)]);
-    }
     Ok(())
 }
 
-fn push_predicate(
-    conditions: &mut Conditions,
-    field: &str,
-    predicate: &AttributePredicate,
-) -> Result<()> {
+fn check_predicate<'f>(field: &str, predicate: &'f AttributePredicate) -> Result<Predicate<'f>> {
     check_attribute_key(&format!("{field}.key"), &predicate.key)?;
-    let path = text(&format!("$.\"{}\"", predicate.key));
+    let key = predicate.key.as_str();
     let value_field = format!("{field}.value");
     let value = predicate.value.as_ref().filter(|v| !v.is_null());
-    let presence = match predicate.op {
-        AttributeOp::Exists => Some("IS NOT NULL"),
-        AttributeOp::NotExists => Some("IS NULL"),
+    let present = match predicate.op {
+        AttributeOp::Exists => Some(true),
+        AttributeOp::NotExists => Some(false),
         _ => None,
     };
-    if let Some(test) = presence {
+    if let Some(present) = present {
         if value.is_some() {
             return Err(Error::invalid(
                 value_field,
                 "exists and notExists take no value",
             ));
         }
-        conditions.push(format!("json_type(search_attributes, ?) {test}"), [path]);
-        return Ok(());
+        return Ok(Predicate::Presence { key, present });
     }
     let operand = check_operand(&value_field, predicate.op, value)?;
     let operand = serde_json::to_string(operand)?;
     check_size(&value_field, operand.len(), MAX_DOCUMENT_BYTES)?;
-    let fragment = match predicate.op {
-        AttributeOp::Gt => operand_match(">"),
-        AttributeOp::Gte => operand_match(">="),
-        AttributeOp::Lt => operand_match("<"),
-        AttributeOp::Lte => operand_match("<="),
-        AttributeOp::Ne => format!("NOT {}", operand_match("=")),
-        _ => operand_match("="),
-    };
-    let params = [SqlValue::Text(operand), path.clone(), path.clone(), path];
-    conditions.push(fragment, params);
-    Ok(())
+    Ok(Predicate::Compare {
+        key,
+        op: predicate.op,
+        operand,
+    })
 }
 
 fn is_scalar(value: &serde_json::Value) -> bool {
