@@ -154,23 +154,7 @@ macro_rules! on_both {
     };
 }
 
-on_both!(
-    journal,
-    timers,
-    outbox,
-    visibility,
-    namespaces,
-    packages,
-    checkpoints,
-    effects,
-    run_journal,
-    artifacts,
-    conversations,
-    steps,
-    paging,
-    retention,
-    input_checks
-);
+each_area!(on_both);
 
 // ---- OPFS behaviour only a browser has ----
 

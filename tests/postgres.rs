@@ -82,23 +82,7 @@ macro_rules! on_postgres {
     };
 }
 
-on_postgres!(
-    journal,
-    timers,
-    outbox,
-    visibility,
-    namespaces,
-    packages,
-    checkpoints,
-    effects,
-    run_journal,
-    artifacts,
-    conversations,
-    steps,
-    paging,
-    retention,
-    input_checks
-);
+each_area!(on_postgres);
 
 const THREADS: usize = 8;
 

@@ -13,6 +13,31 @@ macro_rules! cases {
     };
 }
 
+/// Calls the macro `$target` with the name of every area, so that every target runs the same
+/// list: `$target` makes one test per area.
+#[macro_export]
+macro_rules! each_area {
+    ($target:ident) => {
+        $target!(
+            journal,
+            timers,
+            outbox,
+            visibility,
+            namespaces,
+            packages,
+            checkpoints,
+            effects,
+            run_journal,
+            artifacts,
+            conversations,
+            steps,
+            paging,
+            retention,
+            input_checks
+        );
+    };
+}
+
 pub mod artifacts;
 pub mod checkpoints;
 pub mod conversations;
