@@ -23,6 +23,8 @@ const LIVE_WAIT_MS = 25_000;
 /** A live sync's pause after a failed pass, doubled up to the maximum while failures last. */
 const RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
+/** The longest a live sync goes between passes over every local workflow. */
+const FULL_PASS_MS = 60_000;
 
 /**
  * Runs one sync pass of `store` with the server, or with `live: true` keeps syncing until
@@ -41,11 +43,19 @@ async function syncLive(store, settings) {
   let summary = null;
   let pause = RETRY_MS;
   // A local append during a pass means another pass; during the wait, it ends the wait (and
-  // the server's long-poll with it).
+  // the server's long-poll with it). That pass pushes only the workflows the change notices
+  // named; the first pass, a pass after a failure, a notice naming no workflow (an import)
+  // and at least one pass per FULL_PASS_MS go through every workflow, so that a notice lost
+  // with a leader that went away delays a push but never loses it.
   let wait = null;
   let appended = false;
-  const onAppend = () => {
+  let dirty = new Set();
+  let fullPassDue = true;
+  let lastFullPass = 0;
+  const onAppend = (change) => {
     appended = true;
+    if (change.workflowIds.length === 0) fullPassDue = true;
+    for (const id of change.workflowIds) dirty.add(id);
     wait?.abort();
   };
   const unsubscribe = typeof store.subscribe === 'function' ? store.subscribe({ areas: ['journal'] }, onAppend) : () => {};
@@ -53,9 +63,14 @@ async function syncLive(store, settings) {
   signal?.addEventListener('abort', onAbort);
   try {
     while (!signal?.aborted) {
+      const full = fullPassDue || Date.now() - lastFullPass >= FULL_PASS_MS;
+      const only = full ? null : dirty;
       try {
         appended = false;
-        summary = await syncPass(store, settings);
+        dirty = new Set();
+        fullPassDue = false;
+        summary = await syncPass(store, settings, only);
+        if (full) lastFullPass = Date.now();
         settings.onProgress({ type: 'synced', summary });
         pause = RETRY_MS;
         if (appended) continue;
@@ -64,6 +79,7 @@ async function syncLive(store, settings) {
       } catch (error) {
         if (signal?.aborted) break;
         if (wait?.signal.aborted) continue;
+        fullPassDue = true;
         settings.onProgress({ type: 'error', error: toRunStoreError(error) });
         await sleep(pause, signal);
         pause = Math.min(pause * 2, MAX_RETRY_MS);
@@ -93,12 +109,12 @@ function sleep(ms, signal) {
   });
 }
 
-/** One pass: push, then pull. */
-async function syncPass(store, settings) {
+/** One pass: push (every local workflow, or only those in the set `only`), then pull. */
+async function syncPass(store, settings, only = null) {
   const state = await SyncState.load(store, settings);
   const summary = { pushed: { workflows: 0, events: 0 }, pulled: { workflows: 0, events: 0 }, conflicts: [], cursor: state.cursor };
   const conflicted = new Set();
-  for await (const workflowId of localWorkflows(store)) {
+  for await (const workflowId of only ?? localWorkflows(store)) {
     settings.signal?.throwIfAborted();
     const pushed = await pushWorkflow(store, settings, state, workflowId);
     if (pushed instanceof RunStoreError) {

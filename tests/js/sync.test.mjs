@@ -243,3 +243,50 @@ test('a live sync follows the other profile until it is aborted', async () => {
   assert.ok(ended.progress.includes('pulled') && ended.progress.includes('synced'), JSON.stringify(ended.progress));
   assert.ok(ended.summary && typeof ended.summary.cursor === 'number');
 });
+
+test('a live sync pushes only the workflows a local change named, after a first pass over all', async () => {
+  for (let i = 0; i < 30; i += 1) await append('b', `many-${i}`, [ev('one', 1)]);
+  await profiles.b.page.evaluate(
+    ({ url, token, namespace }) => {
+      window.reads = [];
+      window.passes = 0;
+      // The same store, counting the local history reads the sync makes.
+      const counting = new Proxy(window.store, {
+        get(target, key) {
+          const value = target[key];
+          if (key === 'sync' || typeof value !== 'function') return value;
+          return (...args) => {
+            if (key === 'readHistoryFrom') window.reads.push(args[0]);
+            return value.apply(target, args);
+          };
+        },
+      });
+      window.countAbort = new AbortController();
+      window.countSync = counting.sync({
+        url, token, namespace, live: true, signal: window.countAbort.signal,
+        onProgress: (p) => { if (p.type === 'synced') window.passes += 1; },
+      });
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  const passes = () => profiles.b.page.evaluate(() => window.passes);
+  for (let tries = 0; (await passes()) === 0; tries += 1) {
+    assert.ok(tries < 200, 'the first live pass ended');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const first = await profiles.b.page.evaluate(() => window.reads.splice(0));
+  for (let i = 0; i < 30; i += 1) assert.ok(first.includes(`many-${i}`), `the first pass read many-${i}`);
+  const before = await passes();
+  await append('b', 'many-7', [ev('two', 2)]);
+  for (let tries = 0; (await serverHistory('many-7')).length < 2 || (await passes()) === before; tries += 1) {
+    assert.ok(tries < 200, 'the live sync pushed the local append');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const later = await profiles.b.page.evaluate(async () => {
+    window.countAbort.abort();
+    await window.countSync;
+    return window.reads;
+  });
+  assert.ok(later.length > 0 && later.every((id) => id === 'many-7'), JSON.stringify(later));
+  assert.deepEqual(await serverHistory('many-7'), [[1, 'one'], [2, 'two']]);
+});
