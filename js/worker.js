@@ -112,6 +112,8 @@ function openLink(clientId) {
 
 async function close() {
   if (shared) {
+    // Calls answered in the batch this close came in announce their changes first.
+    broadcastChanges();
     shared.requests.close();
     shared.changes.close();
     for (const channel of shared.links.values()) channel.close();
@@ -125,17 +127,26 @@ async function close() {
   }
 }
 
-/** The change of the call running now, for its answer to carry (a private store's page). */
+/** The change of the call running now, announced with its answer (see `answerTo`). */
 let announced = null;
+/** A shared store's changes whose calls were answered, for every tab once the answer left. */
+let unsent = [];
+
+/** Notes a commit's change for `answerTo` to announce. */
+function publish(change) {
+  if (change) announced = change;
+}
 
 /**
- * Announces a commit's change: to every tab of a shared store, or to this worker's own page
- * in the answer of the call that made it (one message per call, not two; see `answerTo`).
+ * Announces what a shared store's calls changed to every tab, once their answers left: the
+ * caller's answer does not wait for the channel (no tab's order of changes and answers is
+ * promised across two channels).
  */
-function publish(change) {
-  if (!change) return;
-  if (shared) shared.changes.postMessage(change);
-  else announced = change;
+function broadcastChanges() {
+  if (unsent.length === 0) return;
+  const changes = unsent;
+  unsent = [];
+  for (const change of changes) shared?.changes.postMessage(change);
 }
 
 /** A write with an operation, as a one-operation step under the client's request id. */
@@ -189,10 +200,15 @@ class JsonText {
   }
 }
 
-/** The answer to a call with `id` that returned `value`, with the change it announced. */
+/**
+ * The answer to a call with `id` that returned `value`. The change it made goes with it to a
+ * private store's page (one message per call, not two; the page's subscribers hear of it
+ * before the call's promise settles); a shared store's goes to every tab after it.
+ */
 function answerTo(id, value) {
   const answer = value instanceof JsonText ? { id, ok: true, json: value.text } : { id, ok: true, value };
-  if (announced) answer.change = announced;
+  if (announced && shared) unsent.push(announced);
+  else if (announced) answer.change = announced;
   announced = null;
   return answer;
 }
@@ -243,16 +259,25 @@ function enqueue(message, answer) {
   else answer(answerNow(message));
 }
 
+/** Sends `answer` with `post`, then what its calls changed to the other tabs. */
+function answerAndBroadcast(post) {
+  return (answer) => {
+    post(answer);
+    broadcastChanges();
+  };
+}
+
 /** Runs the calls of one message in order; a batch is answered in one message once all ran. */
 function receive(data, post) {
+  const send = answerAndBroadcast(post);
   if (!Array.isArray(data?.batch)) {
-    enqueue(data ?? {}, post);
+    enqueue(data ?? {}, send);
     return;
   }
   const answers = [];
   for (const message of unbatch(data)) enqueue(message ?? {}, (answer) => answers.push(answer));
-  if (waiting) afterWaiting(() => post({ batch: answers }));
-  else post({ batch: answers });
+  if (waiting) afterWaiting(() => send({ batch: answers }));
+  else send({ batch: answers });
 }
 
 self.addEventListener('message', (event) => receive(event.data, (answer) => self.postMessage(answer)));
