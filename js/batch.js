@@ -7,6 +7,8 @@
 // the task. The worker runs them in order and answers them in one message, each call with its
 // own result or error.
 
+import { RunStoreError, toRunStoreError } from './errors.js';
+
 export class Batcher {
   #post;
   #queue = [];
@@ -45,4 +47,28 @@ export class Batcher {
 /** The messages `data` carries: a batch's, or the one message it is. */
 export function unbatch(data) {
   return Array.isArray(data?.batch) ? data.batch : [data];
+}
+
+/**
+ * Settles a call (its promise's `resolve` and `reject`) with the worker's answer: the value,
+ * the value as JSON text (`json`: a history page crosses as one string and is parsed here once,
+ * see worker.js) or the error.
+ */
+export function settleCall({ resolve, reject }, answer) {
+  if (!answer.ok) {
+    reject(toRunStoreError(answer.error));
+    return;
+  }
+  if (answer.json === undefined) {
+    resolve(answer.value);
+    return;
+  }
+  let value;
+  try {
+    value = JSON.parse(answer.json);
+  } catch {
+    reject(new RunStoreError('SERIALIZATION', "the store's JSON text did not parse"));
+    return;
+  }
+  resolve(value);
 }

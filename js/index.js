@@ -10,7 +10,7 @@ import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.j
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { unsendable } from './unsendable.js';
-import { Batcher, unbatch } from './batch.js';
+import { Batcher, settleCall, unbatch } from './batch.js';
 import { syncStore } from './sync.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
@@ -173,15 +173,13 @@ export class RunStore {
   }
 
   #settleOne(message) {
-    if (message?.change) {
-      this.#changes.dispatch(message.change);
-      return;
-    }
+    // A write's answer carries the change it committed: subscribers hear of it before the
+    // caller's promise settles.
+    if (message?.change) this.#changes.dispatch(message.change);
     const entry = this.#pending.get(message?.id);
     if (!entry) return;
     this.#pending.delete(message.id);
-    if (message.ok) entry.resolve(message.value);
-    else entry.reject(toRunStoreError(message.error));
+    settleCall(entry, message);
   }
 
   #failAll(error) {
@@ -221,10 +219,11 @@ function splitOptions(options) {
 }
 
 for (const method of METHODS) {
+  const arity = PARAMETERS[method].length;
   Object.defineProperty(RunStore.prototype, method, {
     value(...args) {
       // Arguments past the method's own are ignored, as the wasm class ignores them.
-      return this[send](method, args.slice(0, PARAMETERS[method].length));
+      return this[send](method, args.length > arity ? args.slice(0, arity) : args);
     },
     writable: true,
     configurable: true,

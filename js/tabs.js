@@ -14,7 +14,7 @@
 // at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { unsendable } from './unsendable.js';
-import { Batcher, unbatch } from './batch.js';
+import { Batcher, settleCall, unbatch } from './batch.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
 const CLOSE_LIMIT_MS = 3_000;
@@ -207,8 +207,7 @@ export class Tabs {
     const entry = this.#pending.get(message.id);
     if (!entry) return;
     this.#pending.delete(message.id);
-    if (message.ok) entry.resolve(message.value);
-    else entry.reject(toRunStoreError(message.error));
+    settleCall(entry, message);
   }
 
   #expire(entry, why) {

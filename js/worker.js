@@ -17,7 +17,6 @@ import { unbatch } from './batch.js';
 
 const allowed = new Set(METHODS);
 let store = null;
-let queue = Promise.resolve();
 /** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
 let shared = null;
 const started = Date.now();
@@ -113,6 +112,8 @@ function openLink(clientId) {
 
 async function close() {
   if (shared) {
+    // Calls answered in the batch this close came in announce their changes first.
+    broadcastChanges();
     shared.requests.close();
     shared.changes.close();
     for (const channel of shared.links.values()) channel.close();
@@ -126,10 +127,26 @@ async function close() {
   }
 }
 
+/** The change of the call running now, announced with its answer (see `answerTo`). */
+let announced = null;
+/** A shared store's changes whose calls were answered, for every tab once the answer left. */
+let unsent = [];
+
+/** Notes a commit's change for `answerTo` to announce. */
 function publish(change) {
-  if (!change) return;
-  if (shared) shared.changes.postMessage(change);
-  else self.postMessage({ change });
+  if (change) announced = change;
+}
+
+/**
+ * Announces what a shared store's calls changed to every tab, once their answers left: the
+ * caller's answer does not wait for the channel (no tab's order of changes and answers is
+ * promised across two channels).
+ */
+function broadcastChanges() {
+  if (unsent.length === 0) return;
+  const changes = unsent;
+  unsent = [];
+  for (const change of changes) shared?.changes.postMessage(change);
 }
 
 /** A write with an operation, as a one-operation step under the client's request id. */
@@ -164,6 +181,8 @@ function run(method, args, requestId) {
   }
   if (!store) throw new RunStoreError('BACKEND', 'the store is closed');
   if (requestId && method in WRITE_OPERATIONS) return writeOnce(method, args, requestId);
+  if (method === 'readHistory') return new JsonText(store.__historyText(args[0], 0, args[1]));
+  if (method === 'readHistoryFrom') return new JsonText(store.__historyText(args[0], args[1], args[2]));
   const value = store[method](...args);
   if (method === 'commit') publish(stepChange(args[0], value));
   else if (PLAIN_WRITES.has(method)) publish(plainChange(method, args));
@@ -171,32 +190,94 @@ function run(method, args, requestId) {
   return value;
 }
 
-async function handle({ method, args, requestId }) {
+/**
+ * A history page as the store's JSON text: it crosses to the page as one string, parsed there
+ * once (batch.js, settleCall), where the parsed page would be structured-cloned object by object.
+ */
+class JsonText {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/**
+ * The answer to a call with `id` that returned `value`. The change it made goes with it to a
+ * private store's page (one message per call, not two; the page's subscribers hear of it
+ * before the call's promise settles); a shared store's goes to every tab after it.
+ */
+function answerTo(id, value) {
+  const answer = value instanceof JsonText ? { id, ok: true, json: value.text } : { id, ok: true, value };
+  if (announced && shared) unsent.push(announced);
+  else if (announced) answer.change = announced;
+  announced = null;
+  return answer;
+}
+
+const failed = (id, error) => ({ id, ok: false, error: serializeError(error) });
+
+/** Runs a call of the store's methods at once and returns its answer. */
+function answerNow({ id, method, args, requestId }) {
+  announced = null;
+  try {
+    return answerTo(id, run(method, Array.isArray(args) ? args : [], requestId));
+  } catch (error) {
+    announced = null;
+    return failed(id, error);
+  }
+}
+
+/** Opens or closes: the calls that need to wait for a promise. */
+function answerLater({ id, method, args }) {
   const list = Array.isArray(args) ? args : [];
-  if (method === 'open') return open(...list);
-  if (method === 'close') return close();
-  return run(method, list, requestId);
+  const done = method === 'open' ? open(...list) : close();
+  return done.then(
+    (value) => answerTo(id, value),
+    (error) => failed(id, error),
+  );
+}
+
+/**
+ * Open and close while they run (and the calls that came meanwhile, which wait for them), or
+ * null: a call that finds it null runs and is answered in the task its message arrived in.
+ */
+let waiting = null;
+
+/** Runs `next` once what is waiting has run. */
+function afterWaiting(next) {
+  const current = (waiting ?? Promise.resolve()).then(next);
+  waiting = current;
+  const settled = () => {
+    if (waiting === current) waiting = null;
+  };
+  current.then(settled, settled);
 }
 
 function enqueue(message, answer) {
-  const { id } = message;
-  queue = queue
-    .then(() => handle(message))
-    .then(
-      (value) => answer({ id, ok: true, value }),
-      (error) => answer({ id, ok: false, error: serializeError(error) }),
-    );
+  const later = message.method === 'open' || message.method === 'close';
+  if (later) afterWaiting(async () => answer(await answerLater(message)));
+  else if (waiting) afterWaiting(() => answer(answerNow(message)));
+  else answer(answerNow(message));
+}
+
+/** Sends `answer` with `post`, then what its calls changed to the other tabs. */
+function answerAndBroadcast(post) {
+  return (answer) => {
+    post(answer);
+    broadcastChanges();
+  };
 }
 
 /** Runs the calls of one message in order; a batch is answered in one message once all ran. */
 function receive(data, post) {
+  const send = answerAndBroadcast(post);
   if (!Array.isArray(data?.batch)) {
-    enqueue(data ?? {}, post);
+    enqueue(data ?? {}, send);
     return;
   }
   const answers = [];
   for (const message of unbatch(data)) enqueue(message ?? {}, (answer) => answers.push(answer));
-  queue = queue.then(() => post({ batch: answers }));
+  if (waiting) afterWaiting(() => send({ batch: answers }));
+  else send({ batch: answers });
 }
 
 self.addEventListener('message', (event) => receive(event.data, (answer) => self.postMessage(answer)));

@@ -98,9 +98,18 @@ async function warmUp(page, opts) {
   }
 }
 
+/** Round trips timed per run for the floor (a bare worker postMessage round trip). */
+const FLOOR_CALLS = 2000;
+/** The workloads whose unit is one awaited call on every side. */
+const ONE_CALL_UNITS = ['W1', 'W5'];
+
 async function measureAll(page, opts) {
   const results = [];
+  const floors = [];
   for (let run = 0; run < opts.runs; run++) {
+    const floor = await page.evaluate((calls) => window.bench.postMessageRoundTrip(calls), FLOOR_CALLS);
+    floors.push(floor);
+    console.error(`[bench] run ${run + 1} bare postMessage round trip: ${floor.toFixed(1)} µs`);
     // Each run starts with another side, so that no side always runs first or last.
     const order = opts.sides.map((_, i) => opts.sides[(i + run) % opts.sides.length]);
     for (const setup of opts.setups) {
@@ -115,7 +124,7 @@ async function measureAll(page, opts) {
       }
     }
   }
-  return results;
+  return { results, floors };
 }
 
 async function main() {
@@ -123,6 +132,7 @@ async function main() {
   const server = await serveStatic(join(root, 'benches', 'official', 'dist'));
   const browser = await launchChromium();
   let results;
+  let floors;
   try {
     const page = await browser.newPage();
     page.on('pageerror', (error) => console.error(`[page] ${error.message}`));
@@ -132,16 +142,16 @@ async function main() {
     await page.goto(server.url);
     await page.waitForFunction(() => window.benchReady === true);
     await warmUp(page, opts);
-    results = await measureAll(page, opts);
-    report(opts, results, await page.evaluate(() => navigator.userAgent));
+    ({ results, floors } = await measureAll(page, opts));
+    report(opts, results, floors, await page.evaluate(() => navigator.userAgent));
   } finally {
     await browser.close();
     await server.close();
   }
-  if (opts.json) writeFileSync(opts.json, JSON.stringify({ options: opts, results }, null, 2));
+  if (opts.json) writeFileSync(opts.json, JSON.stringify({ options: opts, results, floors }, null, 2));
 }
 
-function report(opts, results, userAgent) {
+function report(opts, results, floors, userAgent) {
   const version = (pkg) => JSON.parse(readFileSync(join(root, ...pkg, 'package.json'), 'utf8')).version;
   const officialVersion = version(['node_modules', '@sqlite.org', 'sqlite-wasm']);
   console.log(`\n${/HeadlessChrome\/[\d.]+/.exec(userAgent)?.[0] ?? userAgent}, @sqlite.org/sqlite-wasm ${officialVersion}, runstore ${version([])}; ` +
@@ -186,6 +196,35 @@ function report(opts, results, userAgent) {
   };
   summary('runstore/core ÷ official (median of the per-run ratios, spread):', 'core', 'official');
   summary('main-thread client ÷ runstore/core:', 'client', 'core');
+  clientCost(opts, results, floors);
+}
+
+/**
+ * What a client call adds to the same call on runstore/core (1/client − 1/core per unit, in
+ * µs, for the workloads whose unit is one call), beside the floor under it: a bare worker
+ * postMessage round trip timed in the same page.
+ */
+function clientCost(opts, results, floors) {
+  const micros = (x) => x.toFixed(0);
+  console.log(`\nbare worker postMessage round trip (${FLOOR_CALLS} awaited in turn, per run): ${spread(floors, (x) => x.toFixed(1))} µs`);
+  const workloads = opts.workloads.filter((w) => ONE_CALL_UNITS.includes(w));
+  if (!opts.sides.includes('client') || !opts.sides.includes('core') || workloads.length === 0) return;
+  console.log('\nclient call minus the same call on runstore/core, µs per call:\n');
+  console.log(`| workload | ${opts.setups.join(' | ')} |`);
+  console.log(`|---|${opts.setups.map(() => '---:').join('|')}|`);
+  for (const workload of workloads) {
+    const cells = opts.setups.map((setup) => {
+      const added = [];
+      for (let run = 1; run <= opts.runs; run++) {
+        const at = (side) => results.find((r) => r.run === run && r.setup === setup && r.workload === workload && r.side === side);
+        const client = at('client');
+        const core = at('core');
+        if (client && core) added.push(((client.ms - core.ms) * 1000) / client.count);
+      }
+      return spread(added, micros);
+    });
+    console.log(`| ${WORKLOADS[workload][0]} | ${cells.join(' | ')} |`);
+  }
 }
 
 await main();

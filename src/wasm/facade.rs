@@ -74,6 +74,19 @@ impl RunStoreCore {
         output_json(store.and_then(op))
     }
 
+    /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
+    /// which hands it to the page as one string to parse there once, where a parsed value
+    /// would be structured-cloned object by object.
+    pub(super) fn call_text(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<String>,
+    ) -> Result<String, JsValue> {
+        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        });
+        store.and_then(op).map_err(js_error)
+    }
+
     /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
     /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
     /// went through, the reserve is set up again in the background.

@@ -70,6 +70,21 @@ impl RunStoreCore {
         self.call_json(|s| s.read_history_json(&workflow_id, from_seq, &page))
     }
 
+    /// `readHistoryFrom` as JSON text, for the main-thread client's worker (see
+    /// `RunStoreCore::call_text`); not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __historyText, skip_typescript)]
+    pub fn history_text(
+        &self,
+        workflow_id: JsValue,
+        from_seq: JsValue,
+        page: JsValue,
+    ) -> Result<String, JsValue> {
+        let workflow_id: String = input("workflowId", workflow_id)?;
+        let from_seq: u64 = input("fromSeq", from_seq)?;
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call_text(|s| s.read_history_json(&workflow_id, from_seq, &page))
+    }
+
     /// The seq of the workflow's last event; 0 when it has none.
     #[wasm_bindgen(js_name = head, unchecked_return_type = "number")]
     pub fn head(

@@ -319,6 +319,65 @@ test('a stale claim token and a misfit lifecycle event are CONFLICTs with their 
   await page.close();
 });
 
+test('a write\'s change reaches subscribers with its answer; history pages read whole and in parts', async () => {
+  const page = await openApp();
+  const seen = await page.evaluate(async () => {
+    const { RunStore } = window.runstore;
+    const store = await RunStore.open('answers-test', { persistence: 'memory' });
+    const order = [];
+    const changes = [];
+    store.subscribe({ workflowIds: ['wf'] }, (change) => {
+      order.push(`change ${change.heads.wf}`);
+      changes.push(change);
+    });
+    const event = (n) => ({ type: 'custom', name: `e${n}`, recordedAt: n, data: { n, text: 'é\u2028"' } });
+    await store.append('wf', [event(1), event(2)], 0);
+    order.push('answered');
+    await store.append('wf', [event(3)], 2);
+    order.push('answered');
+    const conflict = await store.append('wf', [event(9)], 0).catch((e) => e.code);
+    await store.append('other', [event(1)], 0);
+    const codes = async (call) => call().then(() => 'resolved', (e) => `${e.code} ${e.field}`);
+    const read = {
+      all: await store.readHistory('wf'),
+      first: await store.readHistory('wf', { limit: 2 }),
+      from: await store.readHistoryFrom('wf', 2),
+      none: await store.readHistory('nobody'),
+      badId: await codes(() => store.readHistory(42)),
+      badFrom: await codes(() => store.readHistoryFrom('wf', -1)),
+      badLimit: await codes(() => store.readHistory('wf', { limit: 0 })),
+    };
+    read.rest = await store.readHistory('wf', { limit: 2, cursor: read.first.nextCursor });
+    // Give a shared store's change notices (other tabs', through a channel) time to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await store.close();
+    return { order, changes, conflict, read };
+  });
+  if (!THROUGH_FOLLOWER) assert.deepEqual(seen.order, ['change 2', 'answered', 'change 3', 'answered']);
+  assert.deepEqual(seen.changes.map((c) => [c.areas, c.workflowIds, c.heads]), [
+    [['journal'], ['wf'], { wf: 2 }],
+    [['journal'], ['wf'], { wf: 3 }],
+  ]);
+  assert.equal(typeof seen.changes[0].requestId, 'string');
+  assert.equal(seen.conflict, 'SEQUENCE_CONFLICT');
+  const { all, first, rest, from, none, badId, badFrom, badLimit } = seen.read;
+  assert.deepEqual(all.items.map((e) => [e.seq, e.name, e.recordedAt, e.data]), [
+    [1, 'e1', 1, { n: 1, text: 'é\u2028"' }],
+    [2, 'e2', 2, { n: 2, text: 'é\u2028"' }],
+    [3, 'e3', 3, { n: 3, text: 'é\u2028"' }],
+  ]);
+  assert.equal(all.nextCursor, null);
+  assert.deepEqual(first.items.map((e) => e.seq), [1, 2]);
+  assert.equal(typeof first.nextCursor, 'string');
+  assert.deepEqual(rest, { items: [all.items[2]], nextCursor: null });
+  assert.deepEqual(from.items.map((e) => e.seq), [2, 3]);
+  assert.deepEqual(none, { items: [], nextCursor: null });
+  assert.equal(badId, 'INVALID_INPUT workflowId');
+  assert.equal(badFrom, 'INVALID_INPUT fromSeq');
+  assert.match(badLimit, /^INVALID_INPUT page/);
+  await page.close();
+});
+
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
   const page = await openApp();
   const results = await page.evaluate(async () => {

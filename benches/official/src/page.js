@@ -55,7 +55,27 @@ async function removeStore(name) {
 
 const SIDES = { core, official, client };
 
+const echo = new Worker(new URL('./echo-worker.js', import.meta.url), { type: 'module' });
+
+/**
+ * A bare worker postMessage round trip, awaited one after the other as the workloads await
+ * their calls: resolves to the microseconds each took, the floor under a client call. The
+ * message has the shape of a small client call.
+ */
+async function postMessageRoundTrip(calls) {
+  const roundTrip = (id) =>
+    new Promise((resolve) => {
+      echo.onmessage = resolve;
+      echo.postMessage({ id, method: 'head', args: ['workflow-0001'] });
+    });
+  await roundTrip(0);
+  const started = performance.now();
+  for (let id = 1; id <= calls; id++) await roundTrip(id);
+  return ((performance.now() - started) * 1000) / calls;
+}
+
 window.bench = {
+  postMessageRoundTrip,
   async measure(side, setup, workload, scale, name) {
     const result = await SIDES[side]({ setup, workload, scale, name });
     if (side !== 'official' && setup !== 'memory') await removeStore(name);
