@@ -22,6 +22,8 @@ const CLOSE_LIMIT_MS = 3_000;
 const ASK_AGAIN_MS = 1_000;
 /** The pause before queueing again after this tab failed to open the store as leader. */
 const RETRY_LEAD_MS = 1_000;
+/** How long after a spare worker started it warms up (see #warmWhileWaiting). */
+const WARM_AFTER_MS = 1_000;
 
 export class Tabs {
   #name;
@@ -325,17 +327,21 @@ export class Tabs {
   }
 
   /**
-   * Has the spare `worker` warm up (see worker.js) when another tab leads: this tab waits in
-   * the queue then, likely long enough. A tab that is granted the lock at once opens at once.
+   * Has the spare `worker` warm up (see worker.js) a moment after it started, if another tab
+   * leads then: this tab waits in the queue, likely long enough. A tab that is granted the
+   * lock at once opens at once; the moment keeps the warm-up's CPU off a hand-off under way
+   * (a tab that reloads starts while the next leader takes over).
    */
   #warmWhileWaiting(worker) {
-    navigator.locks
-      .query()
-      .then(({ held }) => {
-        if (this.#spare?.worker !== worker || !held.some((lock) => lock.name === this.#lockName)) return;
-        this.#lifecycleCall(worker, 'warm', [this.#name]).catch(() => {});
-      })
-      .catch(() => {});
+    setTimeout(() => {
+      navigator.locks
+        .query()
+        .then(({ held }) => {
+          if (this.#spare?.worker !== worker || !held.some((lock) => lock.name === this.#lockName)) return;
+          this.#lifecycleCall(worker, 'warm', [this.#name]).catch(() => {});
+        })
+        .catch(() => {});
+    }, WARM_AFTER_MS);
   }
 
   get #lockName() {
