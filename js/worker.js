@@ -98,17 +98,16 @@ async function warm(name) {
     (s) => s.compareAndSwapCheckpoint({ checkpointId: 'c', revision: 0, state: {}, updatedAt: 0 }, null),
     (s) => s.loadCheckpoint('c'),
   ];
-  const opening = () => openBegun;
   let scratch = null;
   try {
     const root = await navigator.storage.getDirectory();
     await root.getDirectoryHandle(String(name)).catch(() => {});
     await ready;
-    if (opening()) return;
+    if (openBegun) return;
     scratch = await RunStoreCore.open('warm-up', { persistence: 'memory' });
     for (const step of steps) {
       await nextTask();
-      if (opening()) return;
+      if (openBegun) return;
       step(scratch);
     }
   } catch {
