@@ -22,6 +22,8 @@ const CLOSE_LIMIT_MS = 3_000;
 const ASK_AGAIN_MS = 1_000;
 /** The pause before queueing again after this tab failed to open the store as leader. */
 const RETRY_LEAD_MS = 1_000;
+/** How long after a spare worker started it warms up (see #warmWhileWaiting). */
+const WARM_AFTER_MS = 1_000;
 
 export class Tabs {
   #name;
@@ -45,6 +47,8 @@ export class Tabs {
   #ownLeaderId = null;
   #stepDown = null;
   #leading = Promise.resolve();
+  /** Settles once the worker of this tab's last term as leader has closed the store. */
+  #closing = Promise.resolve();
   #term = 0;
   #queued = false;
   #abort = null;
@@ -110,6 +114,7 @@ export class Tabs {
     this.#abort?.abort();
     this.#stepDown?.();
     await this.#leading;
+    await this.#closing;
     this.#failAll(new RunStoreError('BACKEND', 'the store is closed'));
     removeEventListener('pagehide', this.#onPageHide);
     removeEventListener('pageshow', this.#onPageShow);
@@ -125,41 +130,59 @@ export class Tabs {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       const entry = {
-        message: { id, method, args, requestId, to: null, from: this.#clientId },
+        message: { id, method, args, requestId },
         sentTo: null,
         deadline: performance.now() + this.#timeoutMs,
         resolve,
         reject,
       };
       this.#pending.set(id, entry);
-      this.#deliver(entry);
+      this.#send([entry], false);
       this.#startSweep();
     });
   }
 
-  #deliver(entry) {
+  /**
+   * Sends `entries` to the leader as this tab last heard it: to its own worker while it
+   * leads, else over its link to the leader's worker. Without a link to that leader yet, the
+   * request for one carries the calls, so that they need no round trip before they travel (a
+   * follower asks for its link as soon as it hears of a new leader, calls or not).
+   * `alone`: one message per call (calls sent again after a hand-off, each answered as soon as
+   * it ran) rather than the task's calls in one message.
+   */
+  #send(entries, alone) {
     const leaderId = this.#leaderId;
     if (leaderId === null) return;
-    const own = leaderId === this.#ownLeaderId && this.#worker;
-    if (!own && !this.#linkedTo(leaderId)) return;
-    const { message } = entry;
-    message.to = leaderId;
+    if (leaderId === this.#ownLeaderId && this.#worker) {
+      const worker = this.#worker;
+      const batcher = this.#workerBatcher;
+      for (const entry of entries) this.#post(entry, leaderId, (m) => (alone ? worker.postMessage(m) : batcher.send(m)));
+    } else if (this.#link?.leaderId === leaderId) {
+      // Calls made while the link is asked for leave once it is ready (#resend).
+      if (!this.#link.ready) return;
+      const { channel, batcher } = this.#link;
+      for (const entry of entries) this.#post(entry, leaderId, (m) => (alone ? channel.postMessage(m) : batcher.send(m)));
+    } else {
+      this.#openLink(leaderId, entries);
+    }
+  }
+
+  /** Posts one call; a call whose arguments cannot be cloned fails and never reaches the store. */
+  #post(entry, leaderId, post) {
     try {
-      (own ? this.#workerBatcher : this.#link.batcher).send(message);
+      post(entry.message);
       entry.sentTo = leaderId;
     } catch (error) {
-      // Functions, symbols and other values that cannot be cloned never reach the store.
-      this.#pending.delete(message.id);
-      entry.reject(unsendable(message.method, message.args, error));
+      this.#pending.delete(entry.message.id);
+      entry.reject(unsendable(entry.message.method, entry.message.args, error));
     }
   }
 
   /**
-   * Whether this follower's link to `leaderId` is ready; if there is none yet, asks that
-   * leader's worker for one (calls wait until it answers on the link).
+   * Opens this follower's link to the worker of `leaderId` and asks that worker to listen on
+   * it; the request carries `entries`, which the worker runs and answers on the link.
    */
-  #linkedTo(leaderId) {
-    if (this.#link?.leaderId === leaderId) return this.#link.ready;
+  #openLink(leaderId, entries) {
     this.#unlink();
     const channel = new BroadcastChannel(`${this.#prefix}link:${leaderId}:${this.#clientId}`);
     const link = { leaderId, channel, batcher: new Batcher((m) => channel.postMessage(m)), ready: false };
@@ -171,12 +194,22 @@ export class Tabs {
       } else this.#settle(event.data);
     };
     this.#link = link;
-    this.#askForLink();
-    return false;
+    const sendable = entries.filter((entry) => {
+      try {
+        structuredClone(entry.message);
+        return true;
+      } catch (error) {
+        this.#pending.delete(entry.message.id);
+        entry.reject(unsendable(entry.message.method, entry.message.args, error));
+        return false;
+      }
+    });
+    this.#requests.postMessage({ link: this.#clientId, to: leaderId, calls: sendable.map((entry) => entry.message) });
+    for (const entry of sendable) entry.sentTo = leaderId;
   }
 
   #askForLink() {
-    if (this.#link && !this.#link.ready) this.#requests.postMessage({ link: this.#clientId, to: this.#link.leaderId });
+    if (this.#link && !this.#link.ready) this.#requests.postMessage({ link: this.#clientId, to: this.#link.leaderId, calls: [] });
   }
 
   #unlink() {
@@ -184,11 +217,12 @@ export class Tabs {
     this.#link = null;
   }
 
-  /** After the leader changed: every call not sent to the new leader goes there. */
+  /**
+   * After the leader changed (or this follower's link became ready): every call not sent to
+   * the current leader goes there, each in a message of its own.
+   */
   #resend() {
-    for (const entry of [...this.#pending.values()]) {
-      if (entry.sentTo !== this.#leaderId) this.#deliver(entry);
-    }
+    this.#send([...this.#pending.values()].filter((entry) => entry.sentTo !== this.#leaderId), true);
   }
 
   #settle(data) {
@@ -275,7 +309,10 @@ export class Tabs {
   #queue() {
     if (this.#queued || this.#left || this.#hidden) return;
     this.#queued = true;
-    this.#spare ??= this.#startWorker();
+    if (!this.#spare) {
+      this.#spare = this.#startWorker();
+      this.#warmWhileWaiting(this.#spare.worker);
+    }
     const abort = new AbortController();
     this.#abort = abort;
     const requeue = (pause) => {
@@ -284,8 +321,30 @@ export class Tabs {
       setTimeout(() => this.#queue(), pause);
     };
     navigator.locks
-      .request(`runstore-leader:${this.#name}`, { signal: abort.signal }, () => (this.#leading = this.#lead()))
+      .request(this.#lockName, { signal: abort.signal }, () => (this.#leading = this.#lead()))
       .then(requeue, () => requeue(null));
+  }
+
+  /**
+   * Has the spare `worker` warm up (see worker.js) a moment after it started, if another tab
+   * leads then: this tab waits in the queue, likely long enough. A tab that is granted the
+   * lock at once opens at once; the moment keeps the warm-up's CPU off a hand-off under way
+   * (a tab that reloads starts while the next leader takes over).
+   */
+  #warmWhileWaiting(worker) {
+    setTimeout(() => {
+      navigator.locks
+        .query()
+        .then(({ held }) => {
+          if (this.#spare?.worker !== worker || !held.some((lock) => lock.name === this.#lockName)) return;
+          this.#lifecycleCall(worker, 'warm', [this.#name]).catch(() => {});
+        })
+        .catch(() => {});
+    }, WARM_AFTER_MS);
+  }
+
+  get #lockName() {
+    return `runstore-leader:${this.#name}`;
   }
 
   /** Starts a store worker (it loads the wasm at once); `failed` resolves to its error if it fails. */
@@ -348,11 +407,11 @@ export class Tabs {
     if (this.#leaderId === leaderId) this.#leaderId = null;
     this.#control.postMessage({ type: 'resign', leaderId });
     this.#notifyLeader(false);
-    if (ended !== 'died') {
-      // Close the store before the lock goes, so the next leader finds the files free.
-      await Promise.race([this.#lifecycleCall(worker, 'close', []).catch(() => {}), sleep(CLOSE_LIMIT_MS)]);
-    }
-    worker.terminate();
+    // The lock goes at once, while the worker closes the store: the next leader starts taking
+    // over meanwhile, and its worker waits for the pool's own lock, which this worker holds
+    // until the store is closed (or the worker is gone).
+    const closed = ended === 'died' ? Promise.resolve() : Promise.race([this.#lifecycleCall(worker, 'close', []).catch(() => {}), sleep(CLOSE_LIMIT_MS)]);
+    this.#closing = closed.then(() => worker.terminate());
     return 0;
   }
 

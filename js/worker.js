@@ -9,7 +9,8 @@
 // and announces every commit's changes to all tabs. Otherwise changes go to its own page.
 //
 // The worker starts loading the wasm as soon as it starts: a tab waiting in the leader lock's
-// queue keeps one ready, so that taking over does not wait for a worker and the wasm.
+// queue keeps one ready, so that taking over does not wait for a worker and the wasm, and has
+// it warm up (`warm`) all that does not need the store's files.
 import { init, RunStoreCore } from './core.js';
 import { RunStoreError, serializeError } from './errors.js';
 import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS, importChange, plainChange, stepChange } from './methods.js';
@@ -17,6 +18,8 @@ import { unbatch } from './batch.js';
 
 const allowed = new Set(METHODS);
 let store = null;
+/** Whether an open has begun: a warm-up (see `warm`) then stops. */
+let openBegun = false;
 /** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
 let shared = null;
 const started = Date.now();
@@ -66,6 +69,58 @@ async function openStore(name, options, lead) {
   }
 }
 
+/**
+ * Readies a spare worker while its tab waits in the leader lock's queue, with nothing that
+ * needs the store's files: opens this worker's way to the origin's OPFS up to the store's
+ * directory, and runs the store's common calls once on a throwaway in-memory store (the
+ * browser compiles wasm functions on their first call: a first open and write in a fresh
+ * worker take several times as long as later ones). It runs beside the message queue, one
+ * call per task, and stops as soon as an open has begun, which it thus delays by at most one
+ * call. Best effort: a failure here leaves the open only as slow as it was.
+ */
+async function warm(name) {
+  const event = (n) => ({ type: 'custom', name: n, recordedAt: 0, data: { n } });
+  const row = { dispatchKey: 'k', workflowId: 'w', ordinal: 2, activityType: 'a', input: new Uint8Array([1]), visibleAfter: 0 };
+  const steps = [
+    (s) => s.head('w'),
+    (s) => s.append('w', [event('a')], 0),
+    (s) =>
+      s.commit({
+        requestId: 'warm-up',
+        operations: [
+          { op: 'append', workflowId: 'w', events: [event('b')], expectedSeq: 1, outbox: [row] },
+          { op: 'scheduleTimer', workflowId: 'w', timerId: 't', fireAt: 1 },
+        ],
+      }),
+    (s) => s.readHistory('w', { limit: 10 }),
+    (s) => s.requestOutcome('warm-up'),
+    (s) => s.compareAndSwapCheckpoint({ checkpointId: 'c', revision: 0, state: {}, updatedAt: 0 }, null),
+    (s) => s.loadCheckpoint('c'),
+  ];
+  let scratch = null;
+  try {
+    const root = await navigator.storage.getDirectory();
+    await root.getDirectoryHandle(String(name)).catch(() => {});
+    await ready;
+    if (openBegun) return;
+    scratch = await RunStoreCore.open('warm-up', { persistence: 'memory' });
+    for (const step of steps) {
+      await nextTask();
+      if (openBegun) return;
+      step(scratch);
+    }
+  } catch {
+    // The warm-up is not the store: whatever it met, the store's own calls report.
+  } finally {
+    scratch?.close().then(
+      () => scratch.free(),
+      () => {},
+    );
+  }
+}
+
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 /** Takes a lock held for as long as this worker lives: its page learns of its end by waiting for it. */
 function holdAliveLock(name) {
   return new Promise((granted) => {
@@ -77,6 +132,7 @@ function holdAliveLock(name) {
 }
 
 async function open(name, options, lead) {
+  openBegun = true;
   if (store) throw new RunStoreError('INVALID_INPUT', 'this worker has a store open already');
   if (lead) await holdAliveLock(lead.aliveLock);
   const phases = await openStore(name, options, lead);
@@ -88,12 +144,18 @@ function startServing({ leaderId, prefix }) {
   const requests = new BroadcastChannel(`${prefix}requests`);
   shared = { leaderId, prefix, requests, changes: new BroadcastChannel(`${prefix}changes`), links: new Map() };
   requests.onmessage = (event) => {
-    const { link, to } = event.data ?? {};
-    if (to === leaderId && typeof link === 'string') openLink(link);
+    const { link, to, calls } = event.data ?? {};
+    if (to !== leaderId || typeof link !== 'string') return;
+    const channel = openLink(link);
+    // The calls the tab sent with its request, each answered on the link as soon as it ran.
+    if (Array.isArray(calls)) for (const call of calls) receive(call, (answer) => channel.postMessage(answer));
   };
 }
 
-/** Opens (or finds) the channel to the tab `clientId` and tells it that this worker listens there. */
+/**
+ * Opens (or finds) the channel to the tab `clientId`, tells the tab that this worker listens
+ * there, and returns the channel.
+ */
 function openLink(clientId) {
   const { links, prefix, leaderId } = shared;
   let channel = links.get(clientId);
@@ -108,6 +170,7 @@ function openLink(clientId) {
     links.set(clientId, channel);
   }
   channel.postMessage({ linked: true });
+  return channel;
 }
 
 async function close() {
@@ -253,6 +316,11 @@ function afterWaiting(next) {
 }
 
 function enqueue(message, answer) {
+  if (message.method === 'warm') {
+    if (!openBegun) warm(...(Array.isArray(message.args) ? message.args : []));
+    answer({ id: message.id, ok: true, value: undefined });
+    return;
+  }
   const later = message.method === 'open' || message.method === 'close';
   if (later) afterWaiting(async () => answer(await answerLater(message)));
   else if (waiting) afterWaiting(() => answer(answerNow(message)));

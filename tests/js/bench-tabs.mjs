@@ -1,6 +1,8 @@
 // Multi-tab benchmark (printed figures, not assertions): a second tab's time to its first
 // result, a follower's per-call cost next to the leader's and an exclusive store's in the same
-// run, and the long chaos run's hand-off times. Run by scripts/bench-tabs.sh.
+// run, with the floor under both (a bare postMessage round trip to a worker, a bare
+// BroadcastChannel round trip to another page's worker), and the long chaos run's hand-off
+// times. Run by scripts/bench-tabs.sh.
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { serveStatic, launchChromium } from './browser.mjs';
@@ -45,6 +47,55 @@ const perCall = (page, wf) =>
     { wf, calls: CALLS },
   );
 
+/**
+ * The floor under a call, in microseconds per round trip of a message shaped like a call and
+ * its answer: from `page` to an echo worker of its own (postMessage), and from `page` over a
+ * BroadcastChannel to an echo worker that `host` (another page) started. A follower's call
+ * travels the second way, the leader's own the first.
+ */
+async function floor(host, page, round) {
+  const channel = `bench-floor-${round}`;
+  const echo = 'onmessage = (e) => postMessage(e.data);';
+  const broadcastEcho = `${echo}
+    const channel = new BroadcastChannel(${JSON.stringify(channel)});
+    channel.onmessage = (e) => channel.postMessage(e.data);`;
+  const startEcho = (code) => {
+    window.echo?.terminate();
+    window.echo = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })));
+    return new Promise((resolve) => {
+      window.echo.onmessage = () => resolve();
+      window.echo.postMessage('ready?');
+    });
+  };
+  await host.evaluate(startEcho, broadcastEcho);
+  await page.evaluate(startEcho, echo);
+  const trips = await page.evaluate(
+    async ({ channel, calls }) => {
+      const roundTrips = async (send, listen) => {
+        let answered;
+        listen((event) => answered(event.data));
+        const started = performance.now();
+        for (let id = 1; id <= calls; id++) {
+          await new Promise((resolve) => {
+            answered = resolve;
+            send({ id, method: 'head', args: [`wf-${id}`], requestId: undefined });
+          });
+        }
+        return ((performance.now() - started) * 1000) / calls;
+      };
+      const worker = await roundTrips((m) => window.echo.postMessage(m), (on) => (window.echo.onmessage = on));
+      const bc = new BroadcastChannel(channel);
+      const broadcast = await roundTrips((m) => bc.postMessage(m), (on) => (bc.onmessage = on));
+      bc.close();
+      window.echo.terminate();
+      return { worker, broadcast };
+    },
+    { channel, calls: CALLS },
+  );
+  await host.evaluate(() => window.echo.terminate());
+  return trips;
+}
+
 const leader = await openApp();
 const firstOpen = await open(leader, 'bench-tabs');
 const secondTab = [];
@@ -63,6 +114,7 @@ for (let round = 0; round < 2; round++) {
     exclusive: await perCall(alone, `alone-${round}`),
     leader: await perCall(leader, `leader-${round}`),
     follower: await perCall(follower, `follower-${round}`),
+    floor: await floor(leader, follower, round),
   });
 }
 for (const page of [leader, follower, alone]) await page.close();
@@ -71,12 +123,18 @@ const us = (v) => `${v.toFixed(0)} µs`;
 console.log(`first tab: open + first result ${firstOpen.toFixed(0)} ms`);
 console.log(`second tab: open + first result, median of 10: ${percentiles(secondTab).p50.toFixed(0)} ms (max ${Math.max(...secondTab).toFixed(0)} ms)`);
 console.log(`per call, ${CALLS} each (OPFS, durability full):`);
-console.log('| round | call | exclusive tab | leader tab | follower tab | follower / leader |');
-console.log('|---|---|---|---|---|---|');
+console.log('| round | call | exclusive tab | leader tab | follower tab | follower / leader | follower − leader |');
+console.log('|---|---|---|---|---|---|---|');
 rounds.forEach((r, i) => {
   for (const call of ['append', 'head']) {
-    console.log(`| ${i + 1} | ${call} | ${us(r.exclusive[call])} | ${us(r.leader[call])} | ${us(r.follower[call])} | ${(r.follower[call] / r.leader[call]).toFixed(2)} |`);
+    console.log(`| ${i + 1} | ${call} | ${us(r.exclusive[call])} | ${us(r.leader[call])} | ${us(r.follower[call])} | ${(r.follower[call] / r.leader[call]).toFixed(2)} | ${us(r.follower[call] - r.leader[call])} |`);
   }
+});
+console.log('the floor in the same run: a bare round trip of a call-shaped message to an echo worker');
+console.log('| round | own worker (postMessage) | other page\'s worker (BroadcastChannel) | BroadcastChannel / postMessage | BroadcastChannel − postMessage |');
+console.log('|---|---|---|---|---|');
+rounds.forEach(({ floor: f }, i) => {
+  console.log(`| ${i + 1} | ${us(f.worker)} | ${us(f.broadcast)} | ${(f.broadcast / f.worker).toFixed(2)} | ${us(f.broadcast - f.worker)} |`);
 });
 
 const started = Date.now();
