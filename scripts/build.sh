@@ -16,8 +16,8 @@ esac
 # The package's Rust is built for size (opt-level "z"; SQLite's C is at -Oz already, see
 # .cargo/config.toml): 110 KB less gzipped than opt-level 3, at a half to three quarters of the
 # speed on history reads and no cost resolved elsewhere on a loaded machine (BENCHMARKS.md,
-# "Package size"). CARGO_PROFILE_RELEASE_OPT_LEVEL=3 gives the faster, larger build. Only this build: native
-# builds and benchmarks keep the release profile's opt-level 3.
+# "Package size"). CARGO_PROFILE_RELEASE_OPT_LEVEL=3 gives the faster, larger build. Only this
+# build: native builds and benchmarks keep the release profile's opt-level 3.
 [ "$profile" = --release ] && export CARGO_PROFILE_RELEASE_OPT_LEVEL=${CARGO_PROFILE_RELEASE_OPT_LEVEL:-z}
 wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
 # pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
