@@ -13,6 +13,8 @@ case "${1:-}" in
       exit 0
     fi ;;
 esac
+# CARGO_PROFILE_RELEASE_OPT_LEVEL=z builds the Rust for size: 106 KB less gzipped, slower on
+# history reads and batched appends (BENCHMARKS.md, "Package size"), so not the default.
 wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
 # pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
 rm -f pkg/.gitignore pkg/package.json pkg/README.md

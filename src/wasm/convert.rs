@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
-use super::value::DeError;
+use super::value::{self, DeError};
 use super::walk;
 use crate::error::{clip, clip_to, MAX_FIELD_CHARS};
 use crate::Error;
@@ -36,17 +36,18 @@ pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
 
 fn convert<T: DeserializeOwned>(field: &str, value: &JsValue) -> Result<T, Error> {
     let tree = walk::read(field, value)?;
-    serde_path_to_error::deserialize(tree).map_err(|error| {
-        let path = error.path().to_string();
+    value::deserialize(tree).map_err(|error| {
+        let DeError {
+            reason,
+            path,
+            unknown_key,
+        } = error;
+        let path = path.unwrap_or_default();
         let mut field = match path.as_str() {
-            "." | "" => field.to_owned(),
+            "" => field.to_owned(),
             index if index.starts_with('[') => format!("{field}{index}"),
             path => format!("{field}.{path}"),
         };
-        let DeError {
-            reason,
-            unknown_key,
-        } = error.into_inner();
         if let Some(key) = unknown_key {
             field = format!("{field}.{}", clip(&key));
         }

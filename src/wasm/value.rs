@@ -3,12 +3,17 @@
 //!
 //! Reading into this tree first means serde never calls into JS: the caller's getters and
 //! Proxies run exactly once, during the walk, and a value cannot change between a check and
-//! its use.
+//! its use. The deserializer keeps the path of each value it hands out and writes it into the
+//! first error that passes it, so an error names the field inside the argument without a
+//! tracking wrapper around every visitor (which would double the code serde generates for
+//! each input type).
 
 use std::fmt;
 
-use serde::de::value::{MapAccessDeserializer, MapDeserializer, SeqDeserializer};
-use serde::de::{self, IntoDeserializer, Unexpected, Visitor};
+use serde::de::value::{StrDeserializer, StringDeserializer};
+use serde::de::{
+    self, DeserializeSeed, EnumAccess, MapAccess, SeqAccess, Unexpected, VariantAccess, Visitor,
+};
 use serde::forward_to_deserialize_any;
 
 /// Integers up to this magnitude are exact in an `f64`, and read as integers.
@@ -28,12 +33,24 @@ pub(super) enum Value {
     Object(Vec<(String, Value)>),
 }
 
-/// A conversion failure: the reason, and for an unknown field its name (which belongs in the
-/// field path, not in the message).
+/// A conversion failure: the reason, where inside the argument it happened (`a.b[0]`, empty
+/// for the argument itself), and for an unknown field its name (which belongs in the field
+/// path, not in the message).
 #[derive(Debug)]
 pub(super) struct DeError {
     pub(super) reason: String,
+    pub(super) path: Option<String>,
     pub(super) unknown_key: Option<String>,
+}
+
+impl DeError {
+    /// Names the innermost value the error passed: the first path written stays.
+    fn at(mut self, at: &At<'_>) -> Self {
+        if self.path.is_none() {
+            self.path = Some(at.to_string());
+        }
+        self
+    }
 }
 
 impl fmt::Display for DeError {
@@ -48,6 +65,7 @@ impl de::Error for DeError {
     fn custom<T: fmt::Display>(message: T) -> Self {
         DeError {
             reason: message.to_string(),
+            path: None,
             unknown_key: None,
         }
     }
@@ -68,12 +86,44 @@ impl Value {
     }
 }
 
-impl<'de> IntoDeserializer<'de, DeError> for Value {
-    type Deserializer = Value;
+/// Where a value sits inside an argument, rendered only when an error names it.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root,
+    Key(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+}
 
-    fn into_deserializer(self) -> Value {
-        self
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            At::Root => Ok(()),
+            At::Key(At::Root, key) => f.write_str(key),
+            At::Key(parent, key) => write!(f, "{parent}.{key}"),
+            At::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
     }
+}
+
+/// Converts the argument `value` to `T`; a failure names the path inside the argument.
+pub(super) fn deserialize<'de, T: de::Deserialize<'de>>(value: Value) -> Result<T, DeError> {
+    node(value, &At::Root, std::marker::PhantomData)
+}
+
+/// Deserializes one value at `at`: every value handed to serde passes through here, so every
+/// error leaves it with the path of the innermost value it came from.
+fn node<'de, S: DeserializeSeed<'de>>(
+    value: Value,
+    at: &At<'_>,
+    seed: S,
+) -> Result<S::Value, DeError> {
+    seed.deserialize(Node { value, at }).map_err(|e| e.at(at))
+}
+
+/// A value and its place in the argument, as a serde `Deserializer`.
+struct Node<'a> {
+    value: Value,
+    at: &'a At<'a>,
 }
 
 fn visit_number<'de, V: Visitor<'de>>(number: f64, visitor: V) -> Result<V::Value, DeError> {
@@ -87,50 +137,199 @@ fn visit_number<'de, V: Visitor<'de>>(number: f64, visitor: V) -> Result<V::Valu
     visitor.visit_f64(number)
 }
 
-fn visit_array<'de, V: Visitor<'de>>(items: Vec<Value>, visitor: V) -> Result<V::Value, DeError> {
-    let mut seq = SeqDeserializer::new(items.into_iter());
+/// The error serde's own sequence and map deserializers give for items left unread.
+fn too_long(read: usize, left: usize, what: &str) -> DeError {
+    de::Error::custom(format_args!(
+        "invalid length {}, expected {read} element{} in {what}",
+        read + left,
+        if read == 1 { "" } else { "s" }
+    ))
+}
+
+fn visit_array<'de, V: Visitor<'de>>(
+    items: Vec<Value>,
+    at: &At<'_>,
+    visitor: V,
+) -> Result<V::Value, DeError> {
+    let mut seq = Seq {
+        items: items.into_iter(),
+        index: 0,
+        at,
+    };
     let value = visitor.visit_seq(&mut seq)?;
-    seq.end()?;
-    Ok(value)
+    match seq.items.len() {
+        0 => Ok(value),
+        left => Err(too_long(seq.index, left, "sequence")),
+    }
 }
 
 fn visit_object<'de, V: Visitor<'de>>(
     entries: Vec<(String, Value)>,
+    at: &At<'_>,
     visitor: V,
 ) -> Result<V::Value, DeError> {
-    let mut map = MapDeserializer::new(entries.into_iter());
+    let mut map = Map {
+        entries: entries.into_iter(),
+        next: None,
+        read: 0,
+        at,
+    };
     let value = visitor.visit_map(&mut map)?;
-    map.end()?;
-    Ok(value)
+    match map.entries.len() {
+        0 => Ok(value),
+        left => Err(too_long(map.read, left, "map")),
+    }
 }
 
-impl<'de> de::Deserializer<'de> for Value {
+struct Seq<'a> {
+    items: std::vec::IntoIter<Value>,
+    index: usize,
+    at: &'a At<'a>,
+}
+
+impl<'de> SeqAccess<'de> for Seq<'_> {
+    type Error = DeError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, DeError> {
+        let Some(value) = self.items.next() else {
+            return Ok(None);
+        };
+        let at = At::Index(self.at, self.index);
+        self.index += 1;
+        node(value, &at, seed).map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
+struct Map<'a> {
+    entries: std::vec::IntoIter<(String, Value)>,
+    /// The entry whose key was read and whose value is next.
+    next: Option<(String, Value)>,
+    read: usize,
+    at: &'a At<'a>,
+}
+
+impl<'de> MapAccess<'de> for Map<'_> {
+    type Error = DeError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, DeError> {
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.read += 1;
+        let read = seed.deserialize(StrDeserializer::new(&key))?;
+        self.next = Some((key, value));
+        Ok(Some(read))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, DeError> {
+        let (key, value) = self
+            .next
+            .take()
+            .ok_or_else(|| de::Error::custom("a map value was read before its key"))?;
+        node(value, &At::Key(self.at, &key), seed)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+/// An enum written as an object with one key: the variant, and its content.
+struct Variant<'a> {
+    name: String,
+    content: Value,
+    at: &'a At<'a>,
+}
+
+impl<'de, 'a> EnumAccess<'de> for Variant<'a> {
+    type Error = DeError;
+    type Variant = Variant<'a>;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self), DeError> {
+        let variant = seed.deserialize(StrDeserializer::new(&self.name))?;
+        Ok((variant, self))
+    }
+}
+
+impl<'de> VariantAccess<'de> for Variant<'_> {
+    type Error = DeError;
+
+    fn unit_variant(self) -> Result<(), DeError> {
+        node(
+            self.content,
+            &At::Key(self.at, &self.name),
+            std::marker::PhantomData,
+        )
+    }
+
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, DeError> {
+        node(self.content, &At::Key(self.at, &self.name), seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, DeError> {
+        let at = At::Key(self.at, &self.name);
+        de::Deserializer::deserialize_tuple(
+            Node {
+                value: self.content,
+                at: &at,
+            },
+            len,
+            visitor,
+        )
+        .map_err(|e| e.at(&at))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        let at = At::Key(self.at, &self.name);
+        let content = Node {
+            value: self.content,
+            at: &at,
+        };
+        de::Deserializer::deserialize_struct(content, "", fields, visitor).map_err(|e| e.at(&at))
+    }
+}
+
+impl<'de> de::Deserializer<'de> for Node<'_> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        match self {
+        match self.value {
             Value::Undefined => Err(de::Error::custom("is required")),
             Value::Null => visitor.visit_unit(),
             Value::Bool(b) => visitor.visit_bool(b),
             Value::Number(n) => visit_number(n, visitor),
             Value::String(s) => visitor.visit_string(s),
             Value::Bytes(b) => visitor.visit_byte_buf(b),
-            Value::Array(items) => visit_array(items, visitor),
-            Value::Object(entries) => visit_object(entries, visitor),
+            Value::Array(items) => visit_array(items, self.at, visitor),
+            Value::Object(entries) => visit_object(entries, self.at, visitor),
         }
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        match self {
+        match self.value {
             Value::Undefined | Value::Null => visitor.visit_none(),
-            value => visitor.visit_some(value),
+            _ => visitor.visit_some(self),
         }
     }
 
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        match self {
+        match self.value {
             Value::Undefined | Value::Null => visitor.visit_unit(),
-            value => value.deserialize_any(visitor),
+            _ => self.deserialize_any(visitor),
         }
     }
 
@@ -150,16 +349,17 @@ impl<'de> de::Deserializer<'de> for Value {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        match self {
+        match self.value {
             Value::Object(entries) => {
                 if let Some((key, _)) = entries.iter().find(|(k, _)| !fields.contains(&k.as_str()))
                 {
                     return Err(DeError {
                         reason: "is not a known field".into(),
+                        path: None,
                         unknown_key: Some(key.clone()),
                     });
                 }
-                visit_object(entries, visitor)
+                visit_object(entries, self.at, visitor)
             }
             other => Err(de::Error::invalid_type(other.unexpected(), &"an object")),
         }
@@ -171,11 +371,16 @@ impl<'de> de::Deserializer<'de> for Value {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        match self {
-            Value::String(variant) => visitor.visit_enum(variant.into_deserializer()),
-            Value::Object(entries) if entries.len() == 1 => visitor.visit_enum(
-                MapAccessDeserializer::new(MapDeserializer::new(entries.into_iter())),
-            ),
+        match self.value {
+            Value::String(variant) => visitor.visit_enum(StringDeserializer::new(variant)),
+            Value::Object(mut entries) if entries.len() == 1 => {
+                let (name, content) = entries.remove(0);
+                visitor.visit_enum(Variant {
+                    name,
+                    content,
+                    at: self.at,
+                })
+            }
             other => Err(de::Error::invalid_type(
                 other.unexpected(),
                 &"a string or an object with one key",
@@ -185,7 +390,7 @@ impl<'de> de::Deserializer<'de> for Value {
 
     /// Bytes come from a `Uint8Array` only: serde_bytes would take a string's UTF-8 too.
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        match self {
+        match self.value {
             Value::Bytes(bytes) => visitor.visit_byte_buf(bytes),
             other => Err(de::Error::invalid_type(other.unexpected(), &"a Uint8Array")),
         }
