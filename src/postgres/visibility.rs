@@ -15,7 +15,8 @@ use crate::model::visibility::*;
 use crate::model::MAX_PAGE_LIMIT;
 use crate::sqlite::check_id;
 use crate::sqlite::visibility::{
-    check_filter, check_forward, check_record, decode_cursor, encode_cursor, Predicate, Stored,
+    check_filter, check_forward, check_record, comparison, decode_cursor, encode_cursor, Predicate,
+    Stored,
 };
 
 const COLUMNS: &str = "workflow_id, run_id, workflow_type, status, start_time, close_time, \
@@ -53,7 +54,7 @@ impl Conditions {
 
 /// Matches when the attribute `$?1` compares with `op` to one element of the JSON array
 /// `$?2` of the same JSON type.
-fn operand_match(op: &str) -> String {
+fn operand_match(op: &'static str) -> String {
     format!(
         "EXISTS (SELECT 1 FROM jsonb_array_elements($?2::text::jsonb) AS operand(v)
          WHERE jsonb_typeof(operand.v) = jsonb_typeof(search_attributes::jsonb -> $?1::text)
@@ -112,14 +113,7 @@ fn push_predicate(conditions: &mut Conditions, predicate: Predicate<'_>) {
                 AttributeOp::In => operand,
                 _ => format!("[{operand}]"),
             };
-            let fragment = match op {
-                AttributeOp::Gt => operand_match(">"),
-                AttributeOp::Gte => operand_match(">="),
-                AttributeOp::Lt => operand_match("<"),
-                AttributeOp::Lte => operand_match("<="),
-                AttributeOp::Ne => format!("NOT {}", operand_match("=")),
-                _ => operand_match("="),
-            };
+            let fragment = comparison(op, operand_match);
             conditions.push(&fragment, vec![Box::new(key.to_owned()), Box::new(operand)]);
         }
     }

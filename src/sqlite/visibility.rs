@@ -113,18 +113,24 @@ fn push_predicate(conditions: &mut Conditions, predicate: Predicate<'_>) {
             );
         }
         Predicate::Compare { key, op, operand } => {
-            let fragment = match op {
-                AttributeOp::Gt => operand_match(">"),
-                AttributeOp::Gte => operand_match(">="),
-                AttributeOp::Lt => operand_match("<"),
-                AttributeOp::Lte => operand_match("<="),
-                AttributeOp::Ne => format!("NOT {}", operand_match("=")),
-                _ => operand_match("="),
-            };
+            let fragment = comparison(op, operand_match);
             let path = attribute_path(key);
             let params = [SqlValue::Text(operand), path.clone(), path.clone(), path];
             conditions.push(fragment, params);
         }
+    }
+}
+
+/// The SQL of a comparison with `op`, from the store's `operand_match` for one SQL operator:
+/// `in` matches an equal element, `ne` is the negated `eq`.
+pub(crate) fn comparison(op: AttributeOp, operand_match: fn(&'static str) -> String) -> String {
+    match op {
+        AttributeOp::Gt => operand_match(">"),
+        AttributeOp::Gte => operand_match(">="),
+        AttributeOp::Lt => operand_match("<"),
+        AttributeOp::Lte => operand_match("<="),
+        AttributeOp::Ne => format!("NOT {}", operand_match("=")),
+        _ => operand_match("="),
     }
 }
 

@@ -36,18 +36,13 @@ pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
 
 fn convert<T: DeserializeOwned>(field: &str, value: &JsValue) -> Result<T, Error> {
     let tree = walk::read(field, value)?;
-    value::deserialize(tree).map_err(|error| {
+    value::deserialize(field, tree).map_err(|error| {
         let DeError {
             reason,
             path,
             unknown_key,
         } = error;
-        let path = path.unwrap_or_default();
-        let mut field = match path.as_str() {
-            "" => field.to_owned(),
-            index if index.starts_with('[') => format!("{field}{index}"),
-            path => format!("{field}.{path}"),
-        };
+        let mut field = path.unwrap_or_else(|| field.to_owned());
         if let Some(key) = unknown_key {
             field = format!("{field}.{}", clip(&key));
         }

@@ -16,6 +16,8 @@ use serde::de::{
 };
 use serde::forward_to_deserialize_any;
 
+use super::walk::Path;
+
 /// Integers up to this magnitude are exact in an `f64`, and read as integers.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
@@ -33,8 +35,8 @@ pub(super) enum Value {
     Object(Vec<(String, Value)>),
 }
 
-/// A conversion failure: the reason, where inside the argument it happened (`a.b[0]`, empty
-/// for the argument itself), and for an unknown field its name (which belongs in the field
+/// A conversion failure: the reason, the path of the value it happened at (`events[0].data`,
+/// written by the deserializer), and for an unknown field its name (which belongs in the field
 /// path, not in the message).
 #[derive(Debug)]
 pub(super) struct DeError {
@@ -45,7 +47,7 @@ pub(super) struct DeError {
 
 impl DeError {
     /// Names the innermost value the error passed: the first path written stays.
-    fn at(mut self, at: &At<'_>) -> Self {
+    fn at(mut self, at: &Path<'_>) -> Self {
         if self.path.is_none() {
             self.path = Some(at.to_string());
         }
@@ -86,35 +88,20 @@ impl Value {
     }
 }
 
-/// Where a value sits inside an argument, rendered only when an error names it.
-#[derive(Clone, Copy)]
-enum At<'a> {
-    Root,
-    Key(&'a At<'a>, &'a str),
-    Index(&'a At<'a>, usize),
-}
-
-impl fmt::Display for At<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            At::Root => Ok(()),
-            At::Key(At::Root, key) => f.write_str(key),
-            At::Key(parent, key) => write!(f, "{parent}.{key}"),
-            At::Index(parent, index) => write!(f, "{parent}[{index}]"),
-        }
-    }
-}
-
-/// Converts the argument `value` to `T`; a failure names the path inside the argument.
-pub(super) fn deserialize<'de, T: de::Deserialize<'de>>(value: Value) -> Result<T, DeError> {
-    node(value, &At::Root, std::marker::PhantomData)
+/// Converts the argument `name`, read into `value`, to `T`; a failure names the path inside
+/// the argument.
+pub(super) fn deserialize<'de, T: de::Deserialize<'de>>(
+    name: &str,
+    value: Value,
+) -> Result<T, DeError> {
+    node(value, &Path::Root(name), std::marker::PhantomData)
 }
 
 /// Deserializes one value at `at`: every value handed to serde passes through here, so every
 /// error leaves it with the path of the innermost value it came from.
 fn node<'de, S: DeserializeSeed<'de>>(
     value: Value,
-    at: &At<'_>,
+    at: &Path<'_>,
     seed: S,
 ) -> Result<S::Value, DeError> {
     seed.deserialize(Node { value, at }).map_err(|e| e.at(at))
@@ -123,7 +110,7 @@ fn node<'de, S: DeserializeSeed<'de>>(
 /// A value and its place in the argument, as a serde `Deserializer`.
 struct Node<'a> {
     value: Value,
-    at: &'a At<'a>,
+    at: &'a Path<'a>,
 }
 
 fn visit_number<'de, V: Visitor<'de>>(number: f64, visitor: V) -> Result<V::Value, DeError> {
@@ -148,7 +135,7 @@ fn too_long(read: usize, left: usize, what: &str) -> DeError {
 
 fn visit_array<'de, V: Visitor<'de>>(
     items: Vec<Value>,
-    at: &At<'_>,
+    at: &Path<'_>,
     visitor: V,
 ) -> Result<V::Value, DeError> {
     let mut seq = Seq {
@@ -165,7 +152,7 @@ fn visit_array<'de, V: Visitor<'de>>(
 
 fn visit_object<'de, V: Visitor<'de>>(
     entries: Vec<(String, Value)>,
-    at: &At<'_>,
+    at: &Path<'_>,
     visitor: V,
 ) -> Result<V::Value, DeError> {
     let mut map = Map {
@@ -184,7 +171,7 @@ fn visit_object<'de, V: Visitor<'de>>(
 struct Seq<'a> {
     items: std::vec::IntoIter<Value>,
     index: usize,
-    at: &'a At<'a>,
+    at: &'a Path<'a>,
 }
 
 impl<'de> SeqAccess<'de> for Seq<'_> {
@@ -197,7 +184,7 @@ impl<'de> SeqAccess<'de> for Seq<'_> {
         let Some(value) = self.items.next() else {
             return Ok(None);
         };
-        let at = At::Index(self.at, self.index);
+        let at = Path::Index(self.at, u32::try_from(self.index).unwrap_or(u32::MAX));
         self.index += 1;
         node(value, &at, seed).map(Some)
     }
@@ -212,7 +199,7 @@ struct Map<'a> {
     /// The entry whose key was read and whose value is next.
     next: Option<(String, Value)>,
     read: usize,
-    at: &'a At<'a>,
+    at: &'a Path<'a>,
 }
 
 impl<'de> MapAccess<'de> for Map<'_> {
@@ -236,7 +223,7 @@ impl<'de> MapAccess<'de> for Map<'_> {
             .next
             .take()
             .ok_or_else(|| de::Error::custom("a map value was read before its key"))?;
-        node(value, &At::Key(self.at, &key), seed)
+        node(value, &Path::Key(self.at, &key), seed)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -248,7 +235,7 @@ impl<'de> MapAccess<'de> for Map<'_> {
 struct Variant<'a> {
     name: String,
     content: Value,
-    at: &'a At<'a>,
+    at: &'a Path<'a>,
 }
 
 impl<'de, 'a> EnumAccess<'de> for Variant<'a> {
@@ -267,17 +254,17 @@ impl<'de> VariantAccess<'de> for Variant<'_> {
     fn unit_variant(self) -> Result<(), DeError> {
         node(
             self.content,
-            &At::Key(self.at, &self.name),
+            &Path::Key(self.at, &self.name),
             std::marker::PhantomData,
         )
     }
 
     fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, DeError> {
-        node(self.content, &At::Key(self.at, &self.name), seed)
+        node(self.content, &Path::Key(self.at, &self.name), seed)
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, DeError> {
-        let at = At::Key(self.at, &self.name);
+        let at = Path::Key(self.at, &self.name);
         de::Deserializer::deserialize_tuple(
             Node {
                 value: self.content,
@@ -294,7 +281,7 @@ impl<'de> VariantAccess<'de> for Variant<'_> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        let at = At::Key(self.at, &self.name);
+        let at = Path::Key(self.at, &self.name);
         let content = Node {
             value: self.content,
             at: &at,
