@@ -146,11 +146,11 @@ export class RunStore {
 
   [send](method, args) {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
+    if (!this.#tabs) return this.#post(method, args, null);
     const requestId = requestIdOf(method, args);
     if (requestId && method === 'commit') args = [{ ...args[0], requestId }];
     if (requestId && method === 'importDatabase') args = [args[0], requestId];
-    if (this.#tabs) return this.#tabs.call(method, args, requestId);
-    return this.#post(method, args, requestId);
+    return this.#tabs.call(method, args, requestId);
   }
 
   #post(method, args, requestId) {
@@ -188,7 +188,12 @@ export class RunStore {
   }
 }
 
-/** A new request id for a write (but a plain one, see PLAIN_WRITES), or a step without one. */
+/**
+ * A shared store's request id for a write (but a plain one, see PLAIN_WRITES), or for a step
+ * or an import without one: a call sent again to the next leader after a hand-off is applied
+ * at most once. A private store (memory, or `exclusive`) never sends a call again, so its
+ * calls go as given, as on runstore/core, without a request-log row each.
+ */
 function requestIdOf(method, args) {
   if (method in WRITE_OPERATIONS) return PLAIN_WRITES.has(method) ? null : newRequestId();
   // An import replaces the whole store: sent again after a hand-off, it must not be applied twice.

@@ -212,8 +212,11 @@ function broadcastChanges() {
   for (const change of changes) shared?.changes.postMessage(change);
 }
 
-/** A write with an operation, as a one-operation step under the client's request id. */
-function writeOnce(method, args, requestId) {
+/**
+ * A write with an operation, as a one-operation step: under the client's request id in a
+ * shared store, without one in a private store (nothing there is ever sent twice).
+ */
+function writeAsStep(method, args, requestId) {
   const { operation, result } = WRITE_OPERATIONS[method];
   const step = { requestId, operations: [operation(...args)] };
   let outcome;
@@ -222,7 +225,7 @@ function writeOnce(method, args, requestId) {
   } catch (error) {
     // Nothing was written. Bad input is reported as the method itself names it (the step's
     // deserialiser names only the operation); every other error loses its step wrapping.
-    if (error.code === 'INVALID_INPUT') return run(method, args);
+    if (error.code === 'INVALID_INPUT') return store[method](...args);
     throw unwrapOperation(error);
   }
   publish(stepChange(step, outcome));
@@ -243,7 +246,7 @@ function run(method, args, requestId) {
     throw new RunStoreError('INVALID_INPUT', `unknown method ${String(method)}`, { field: 'method' });
   }
   if (!store) throw new RunStoreError('BACKEND', 'the store is closed');
-  if (requestId && method in WRITE_OPERATIONS) return writeOnce(method, args, requestId);
+  if (method in WRITE_OPERATIONS && !PLAIN_WRITES.has(method)) return writeAsStep(method, args, requestId ?? null);
   if (method === 'readHistory') return new JsonText(store.__historyText(args[0], 0, args[1]));
   if (method === 'readHistoryFrom') return new JsonText(store.__historyText(args[0], args[1], args[2]));
   const value = store[method](...args);
