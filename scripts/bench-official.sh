@@ -14,9 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-bash scripts/build.sh --if-stale
-mkdir -p target/npm
-tarball=$(npm pack --silent --pack-destination target/npm)
-(cd benches/official && npm install --no-save --no-audit --no-fund --loglevel=error "../../target/npm/$tarball")
+bash scripts/pack-into.sh benches/official
 vite build benches/official --logLevel warn --emptyOutDir
 node benches/official/run.mjs "$@"
