@@ -363,12 +363,16 @@ impl SqliteStore {
             .collect()
     }
 
-    fn read_events(
+    /// A page of the workflow's events from `from_seq` on, each row (its seq and stored blob)
+    /// turned into a `T` by `item`; `seq_of` gives the seq of a `T`, where the next page starts.
+    fn read_event_rows<T>(
         &self,
         workflow_id: &str,
         from_seq: u64,
         page: &PageRequest,
-    ) -> Result<Page<StoredEvent>> {
+        mut item: impl FnMut(u64, &[u8]) -> Result<T>,
+        seq_of: impl Fn(&T) -> u64,
+    ) -> Result<Page<T>> {
         check_id("workflowId", workflow_id)?;
         HISTORY.read(
             self.conn(),
@@ -379,14 +383,32 @@ impl SqliteStore {
             ],
             page,
             |row| {
-                let seq = from_sql_int("seq", row.get(0)?)?;
-                let blob = row.get_ref(1)?.as_blob()?;
+                item(
+                    from_sql_int("seq", row.get(0)?)?,
+                    row.get_ref(1)?.as_blob()?,
+                )
+            },
+            |t| vec![SqlValue::Integer(seq_of(t) as i64)],
+        )
+    }
+
+    fn read_events(
+        &self,
+        workflow_id: &str,
+        from_seq: u64,
+        page: &PageRequest,
+    ) -> Result<Page<StoredEvent>> {
+        self.read_event_rows(
+            workflow_id,
+            from_seq,
+            page,
+            |seq, blob| {
                 Ok(StoredEvent {
                     seq,
                     event: decode_at(workflow_id, seq, blob)?,
                 })
             },
-            |event| vec![SqlValue::Integer(event.seq as i64)],
+            |event| event.seq,
         )
     }
 
@@ -439,25 +461,19 @@ impl EventJournal for SqliteStore {
         from_seq: u64,
         page: &PageRequest,
     ) -> Result<String> {
-        check_id("workflowId", workflow_id)?;
         let mut out = String::from("{\"items\":[");
-        let listed = HISTORY.read(
-            self.conn(),
-            "SELECT seq, event FROM events WHERE workflow_id = ? AND seq >= ?",
-            vec![
-                paging::text(workflow_id),
-                SqlValue::Integer(to_sql_int("fromSeq", from_seq)?),
-            ],
+        let listed = self.read_event_rows(
+            workflow_id,
+            from_seq,
             page,
-            |row| {
-                let seq = from_sql_int("seq", row.get(0)?)?;
+            |seq, blob| {
                 if !out.ends_with('[') {
                     out.push(',');
                 }
-                push_event_json(&mut out, workflow_id, seq, row.get_ref(1)?.as_blob()?)?;
+                push_event_json(&mut out, workflow_id, seq, blob)?;
                 Ok((seq, out.len()))
             },
-            |&(seq, _)| vec![SqlValue::Integer(seq as i64)],
+            |&(seq, _)| seq,
         )?;
         // The listing read one row past the page to learn whether another follows.
         if let Some(&(_, end)) = listed.items.last() {
