@@ -10,6 +10,7 @@ import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.j
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { unsendable } from './unsendable.js';
+import { callMessage } from './wire.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
 import { syncStore } from './sync.js';
 
@@ -158,7 +159,7 @@ export class RunStore {
       const id = this.#nextId++;
       this.#pending.set(id, { resolve, reject });
       try {
-        this.#batcher.send({ id, method, args, requestId });
+        this.#batcher.send(callMessage(id, method, args, requestId));
       } catch (error) {
         // Functions, symbols, Proxies, throwing getters and other values that cannot be
         // cloned never reach the store.

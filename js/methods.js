@@ -197,7 +197,8 @@ export const AREAS = Object.freeze([
 const OPERATION_CHANGES = {
   append: (op, o, c) => {
     c.area('journal').workflow(op.workflowId).head(op.workflowId, o.head);
-    if (Array.isArray(op.outbox) && op.outbox.length > 0) c.area('outbox');
+    // An array, or its length alone in an operation sent as text (wire.js).
+    if (op.outbox?.length > 0) c.area('outbox');
   },
   insertOutbox: (op, o, c) => {
     c.area('outbox');

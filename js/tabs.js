@@ -14,6 +14,7 @@
 // at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { unsendable } from './unsendable.js';
+import { callMessage } from './wire.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
@@ -130,7 +131,8 @@ export class Tabs {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       const entry = {
-        message: { id, method, args, requestId },
+        message: callMessage(id, method, args, requestId),
+        args,
         sentTo: null,
         deadline: performance.now() + this.#timeoutMs,
         resolve,
@@ -174,7 +176,7 @@ export class Tabs {
       entry.sentTo = leaderId;
     } catch (error) {
       this.#pending.delete(entry.message.id);
-      entry.reject(unsendable(entry.message.method, entry.message.args, error));
+      entry.reject(unsendable(entry.message.method, entry.args, error));
     }
   }
 
@@ -200,7 +202,7 @@ export class Tabs {
         return true;
       } catch (error) {
         this.#pending.delete(entry.message.id);
-        entry.reject(unsendable(entry.message.method, entry.message.args, error));
+        entry.reject(unsendable(entry.message.method, entry.args, error));
         return false;
       }
     });

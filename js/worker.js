@@ -12,8 +12,9 @@
 // queue keeps one ready, so that taking over does not wait for a worker and the wasm, and has
 // it warm up (`warm`) all that does not need the store's files.
 import { init, RunStoreCore } from './core.js';
-import { RunStoreError, serializeError } from './errors.js';
-import { METHODS, PLAIN_WRITES, WRITE_OPERATIONS, importChange, plainChange, stepChange } from './methods.js';
+import { RunStoreError, serializeError, toRunStoreError } from './errors.js';
+import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS, importChange, plainChange, stepChange } from './methods.js';
+import { TEXT_WRITES } from './wire.js';
 import { unbatch } from './batch.js';
 
 const allowed = new Set(METHODS);
@@ -92,6 +93,7 @@ async function warm(name) {
           { op: 'scheduleTimer', workflowId: 'w', timerId: 't', fireAt: 1 },
         ],
       }),
+    (s) => s.__commitText('{"requestId":null,"operations":[{"op":"scheduleTimer","workflowId":"w","timerId":"u","fireAt":1}]}'),
     (s) => s.readHistory('w', { limit: 10 }),
     (s) => s.requestOutcome('warm-up'),
     (s) => s.compareAndSwapCheckpoint({ checkpointId: 'c', revision: 0, state: {}, updatedAt: 0 }, null),
@@ -232,6 +234,28 @@ function writeAsStep(method, args, requestId) {
   return result(outcome.outcomes[0]);
 }
 
+/**
+ * A write that came as its step's JSON text (wire.js), with `operation` what its change notice
+ * reads. Text the store refuses goes on as the objects it reads back into, exactly the call's
+ * arguments: bad input is reported as those would be.
+ */
+function writeText(method, step, operation, requestId) {
+  if (!TEXT_WRITES.has(method)) {
+    throw new RunStoreError('INVALID_INPUT', `${String(method)} does not travel as text`, { field: 'method' });
+  }
+  let outcome;
+  try {
+    outcome = store.__commitText(step);
+  } catch (raw) {
+    const error = toRunStoreError(raw);
+    if (error.code !== 'INVALID_INPUT') throw unwrapOperation(error);
+    const sent = JSON.parse(step).operations[0];
+    return writeAsStep(method, PARAMETERS[method].map((name) => sent[name]), requestId);
+  }
+  publish(stepChange({ requestId, operations: [operation] }, outcome));
+  return WRITE_OPERATIONS[method].result(outcome.outcomes[0]);
+}
+
 function unwrapOperation(error) {
   if (error.operation === 0) {
     delete error.operation;
@@ -240,12 +264,14 @@ function unwrapOperation(error) {
   return error;
 }
 
-/** Runs one method on the open store and announces what it changed. */
-function run(method, args, requestId) {
+/** Runs one call on the open store and announces what it changed. */
+function run({ method, args, requestId, step, operation }) {
   if (!allowed.has(method)) {
     throw new RunStoreError('INVALID_INPUT', `unknown method ${String(method)}`, { field: 'method' });
   }
   if (!store) throw new RunStoreError('BACKEND', 'the store is closed');
+  if (typeof step === 'string') return writeText(method, step, operation, requestId ?? null);
+  if (!Array.isArray(args)) args = [];
   if (method in WRITE_OPERATIONS && !PLAIN_WRITES.has(method)) return writeAsStep(method, args, requestId ?? null);
   if (method === 'readHistory') return new JsonText(store.__historyText(args[0], 0, args[1]));
   if (method === 'readHistoryFrom') return new JsonText(store.__historyText(args[0], args[1], args[2]));
@@ -282,10 +308,11 @@ function answerTo(id, value) {
 const failed = (id, error) => ({ id, ok: false, error: serializeError(error) });
 
 /** Runs a call of the store's methods at once and returns its answer. */
-function answerNow({ id, method, args, requestId }) {
+function answerNow(message) {
+  const { id } = message;
   announced = null;
   try {
-    return answerTo(id, run(method, Array.isArray(args) ? args : [], requestId));
+    return answerTo(id, run(message));
   } catch (error) {
     announced = null;
     return failed(id, error);

@@ -9,6 +9,6 @@ source scripts/env.sh
 bash scripts/build-test-app.sh
 node --test --test-concurrency=1 tests/js/package.test.mjs tests/js/hostile-input.test.mjs \
   tests/js/storage-full.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs \
-  tests/js/export-import.test.mjs
+  tests/js/export-import.test.mjs tests/js/wire.test.mjs
 # The package's cases again, each store served by another tab: the calls come from a follower.
 RUNSTORE_THROUGH=follower node --test tests/js/package.test.mjs

@@ -2,7 +2,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::input;
+use super::convert::{input, input_text};
 use super::facade::RunStoreCore;
 use crate::*;
 
@@ -35,6 +35,15 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "Step")] step: JsValue,
     ) -> Result<JsValue, JsValue> {
         let step: Step = input("step", step)?;
+        self.call(|s| s.commit(&step).map_err(within_step))
+    }
+
+    /// `commit` with the step as JSON text, for the main-thread client's worker (js/wire.js):
+    /// it meets the checks the same step meets as a JS value. Not part of the API, hence the
+    /// name.
+    #[wasm_bindgen(js_name = __commitText, skip_typescript)]
+    pub fn commit_text(&self, step: String) -> Result<JsValue, JsValue> {
+        let step: Step = input_text("step", &step)?;
         self.call(|s| s.commit(&step).map_err(within_step))
     }
 

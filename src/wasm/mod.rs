@@ -33,6 +33,7 @@ mod facade_retention;
 mod facade_steps;
 mod facade_transfer;
 mod facade_workflow;
+mod json_text;
 mod lock;
 mod reserve;
 mod time;

@@ -18,7 +18,7 @@ use crate::error::clip;
 use crate::{Error, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES};
 
 /// Nesting deeper than this is refused (it also stops cycles).
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// The most data one argument may hold, counting [`NODE_BYTES`] per value besides the
 /// characters of its strings and the bytes of its `Uint8Array`s: room for the largest blob
@@ -26,11 +26,11 @@ const MAX_DEPTH: usize = 64;
 pub(super) const MAX_ARGUMENT_BYTES: usize = 2 * MAX_BLOB_BYTES;
 
 /// What one value costs in wasm memory once read, about.
-const NODE_BYTES: usize = 32;
+pub(super) const NODE_BYTES: usize = 32;
 
 /// The longest string any field can hold: identifiers are shorter, and a string inside a JSON
 /// document cannot be longer than the document.
-const MAX_STRING_CHARS: usize = MAX_DOCUMENT_BYTES;
+pub(super) const MAX_STRING_CHARS: usize = MAX_DOCUMENT_BYTES;
 
 #[wasm_bindgen]
 extern "C" {

@@ -381,6 +381,54 @@ test('a write\'s change reaches subscribers with its answer; history pages read 
   await page.close();
 });
 
+test('a plain-data write crosses as its step\'s JSON text and reads back as written', async () => {
+  const page = await openApp();
+  const result = await page.evaluate(async () => {
+    // What leaves the page for the store's worker (or, from a follower, for the leader's).
+    const sent = [];
+    for (const Target of [Worker, BroadcastChannel]) {
+      const post = Target.prototype.postMessage;
+      Target.prototype.postMessage = function (message, ...rest) {
+        for (const call of [message, ...(message?.batch ?? []), ...(message?.calls ?? [])]) {
+          if (call?.method) sent.push({ method: call.method, text: typeof call.step === 'string', args: Array.isArray(call.args) });
+        }
+        return post.call(this, message, ...rest);
+      };
+    }
+    const { RunStore } = window.runstore;
+    const store = await RunStore.open('wire-text-test', { persistence: 'opfs' });
+    const data = { z: [0.1, -0, 1e21, 2 ** 53 - 1, null, true], s: 'é 😀 "q" \\ \n', nested: { a: { b: {} } }, gone: undefined };
+    const event = { type: 'custom', name: 'plain', recordedAt: 7, data };
+    const head = await store.append('wf-wire', [event, { ...event, name: 'second' }], 0);
+    let dateError = null;
+    await store.append('wf-wire', [{ ...event, data: { at: new Date(0) } }], head).catch((error) => {
+      dateError = { code: error.code, field: error.field };
+    });
+    let seqError = null;
+    await store.append('wf-wire', [event], 99).catch((error) => {
+      seqError = { code: error.code, expected: error.expected, actual: error.actual };
+    });
+    const history = await store.readHistory('wf-wire');
+    await store.close();
+    return { head, sent, dateError, seqError, history };
+  });
+  const appends = result.sent.filter((call) => call.method === 'append');
+  assert.deepEqual(appends, [
+    { method: 'append', text: true, args: false },
+    { method: 'append', text: false, args: true },
+    { method: 'append', text: true, args: false },
+  ]);
+  assert.equal(result.head, 2);
+  assert.deepEqual(result.dateError, { code: 'INVALID_INPUT', field: 'events[0].data.at' });
+  assert.deepEqual(result.seqError, { code: 'SEQUENCE_CONFLICT', expected: 99, actual: 2 });
+  const data = { z: [0.1, 0, 1e21, 2 ** 53 - 1, null, true], s: 'é 😀 "q" \\ \n', nested: { a: { b: {} } } };
+  assert.deepEqual(result.history.items, [
+    { seq: 1, type: 'custom', name: 'plain', recordedAt: 7, data },
+    { seq: 2, type: 'custom', name: 'second', recordedAt: 7, data },
+  ]);
+  await page.close();
+});
+
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
   const page = await openApp();
   const results = await page.evaluate(async () => {
