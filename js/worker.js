@@ -240,8 +240,10 @@ function writeAsStep(method, args, requestId) {
  * arguments: bad input is reported as those would be.
  */
 function writeText(method, step, operation, requestId) {
-  if (!TEXT_WRITES.has(method)) {
-    throw new RunStoreError('INVALID_INPUT', `${String(method)} does not travel as text`, { field: 'method' });
+  // Checked before the commit: a change notice that cannot be built after it would fail a
+  // write that committed.
+  if (!TEXT_WRITES.has(method) || operation?.op !== WRITE_OPERATIONS[method].operation().op) {
+    throw new RunStoreError('INVALID_INPUT', `${String(method)} cannot travel as text with this operation`, { field: 'method' });
   }
   let outcome;
   try {

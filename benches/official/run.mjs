@@ -5,7 +5,7 @@
 //
 // Usage (scripts/bench-official.sh builds the page first):
 //   node benches/official/run.mjs [--workloads W1,W3] [--setups memory,opfs-full]
-//     [--sides core,official,client] [--runs 3] [--scale 1] [--json FILE]
+//     [--sides core,official,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,10 @@ const SETUPS = {
   'opfs-full': 'OPFS (sahpool): runstore `full` beside official `synchronous=FULL`',
   memory: 'memory: runstore `memory` beside official `:memory:`',
 };
-const SIDES = ['core', 'official', 'client'];
+// `exclusive`, not run unless named: the client on an `exclusive: true` store, whose writes
+// carry no request id (no request-log row each), beside the shared store's `client`.
+const SIDES = ['core', 'official', 'client', 'exclusive'];
+const DEFAULT_SIDES = ['core', 'official', 'client'];
 const WARMUP_SCALE = 0.02;
 
 function options() {
@@ -35,7 +38,7 @@ function options() {
     options: {
       workloads: { type: 'string', default: Object.keys(WORKLOADS).join(',') },
       setups: { type: 'string', default: Object.keys(SETUPS).join(',') },
-      sides: { type: 'string', default: SIDES.join(',') },
+      sides: { type: 'string', default: DEFAULT_SIDES.join(',') },
       runs: { type: 'string', default: '3' },
       scale: { type: 'string', default: '1' },
       json: { type: 'string' },
@@ -196,6 +199,7 @@ function report(opts, results, floors, userAgent) {
   };
   summary('runstore/core ÷ official (median of the per-run ratios, spread):', 'core', 'official');
   summary('main-thread client ÷ runstore/core:', 'client', 'core');
+  if (opts.sides.includes('exclusive')) summary('main-thread client on an exclusive store ÷ runstore/core:', 'exclusive', 'core');
   clientCost(opts, results, floors);
 }
 

@@ -34,9 +34,11 @@ function workerSide(worker) {
 const core = workerSide(new Worker(new URL('./core-worker.js', import.meta.url), { type: 'module' }));
 const official = workerSide(new Worker(new URL('./official-worker.js', import.meta.url), { type: 'module' }));
 
-function client({ setup, workload, scale, name }) {
+function client({ setup, workload, scale, name }, exclusive = false) {
   const options =
-    setup === 'memory' ? { persistence: 'memory' } : { persistence: 'opfs', durability: setup.slice('opfs-'.length) };
+    setup === 'memory'
+      ? { persistence: 'memory' }
+      : { persistence: 'opfs', durability: setup.slice('opfs-'.length), exclusive };
   return measure(
     workload,
     scale,
@@ -53,7 +55,7 @@ async function removeStore(name) {
   await reserve?.removeEntry(name).catch(() => {});
 }
 
-const SIDES = { core, official, client };
+const SIDES = { core, official, client, exclusive: (request) => client(request, true) };
 
 const echo = new Worker(new URL('./echo-worker.js', import.meta.url), { type: 'module' });
 
