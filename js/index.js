@@ -162,7 +162,8 @@ export class RunStore {
         this.#batcher.send(callMessage(id, method, args, requestId));
       } catch (error) {
         // Functions, symbols, Proxies, throwing getters and other values that cannot be
-        // cloned never reach the store.
+        // cloned never reach the store (a write's text is read from a Proxy as the store's
+        // own walk reads one, see wire.js).
         this.#pending.delete(id);
         reject(unsendable(method, args, error));
       }

@@ -104,7 +104,7 @@ fn a_version_1_database_is_brought_to_the_current_version_with_its_data() {
         .items;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].event.data, serde_json::json!({"n": 1}));
-    // The request log of version 2 is there and works.
+    // The request log (from version 2 on) is there and works.
     let step = Step::new()
         .request_id("after-upgrade")
         .with(Operation::ScheduleTimer {
@@ -114,6 +114,50 @@ fn a_version_1_database_is_brought_to_the_current_version_with_its_data() {
         });
     store.commit(&step).unwrap();
     assert!(store.commit(&step).unwrap().replayed);
+}
+
+#[test]
+fn a_version_2_database_keeps_its_request_log_without_the_commit_time_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(include_str!("../src/sqlite/schema.sql"))
+            .unwrap();
+        conn.execute_batch(include_str!("../src/sqlite/schema_2.sql"))
+            .unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO requests (request_id, fingerprint, outcomes, committed_at)
+                 VALUES ('before-upgrade', 'f', '[{"op":"scheduleTimer"}]',
+                         CAST(unixepoch('subsec') * 1000 AS INTEGER));
+               PRAGMA user_version = 2;"#,
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let kept = store.request_outcome("before-upgrade").unwrap().unwrap();
+    assert_eq!(kept.outcomes.len(), 1);
+    let step = Step::new()
+        .request_id("after-upgrade")
+        .with(Operation::ScheduleTimer {
+            workflow_id: "wf".into(),
+            timer_id: "t".into(),
+            fire_at: 1,
+        });
+    store.commit(&step).unwrap();
+    assert!(store.commit(&step).unwrap().replayed);
+    assert!(store.request_outcome("before-upgrade").unwrap().is_some());
+    drop(store);
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'requests'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(indexes, ["sqlite_autoindex_requests_1"]);
 }
 
 fn page_size(path: &std::path::Path) -> i64 {

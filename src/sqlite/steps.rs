@@ -69,18 +69,40 @@ impl std::io::Write for HashWriter {
     }
 }
 
-/// The fingerprint and outcomes recorded for `request_id`.
+/// The log deletes what is past its bounds every this many requests, all at once: deleting
+/// the oldest row at every commit wrote three more pages to each one once the log was full.
+const PRUNE_EVERY: i64 = 64;
+
+/// How many of the oldest requests a pruning looks at for age: four times as many as were
+/// recorded since the last, so that the log sheds expired rows faster than it gains rows.
+const AGE_WINDOW: i64 = 4 * PRUNE_EVERY;
+
+/// The fingerprint and outcomes recorded for `request_id`, while it is within the log's bounds:
+/// fewer than [`MAX_KEPT_REQUESTS`] requests and less than [`REQUEST_RETENTION_MS`] behind the
+/// newest request. Rows past them are deleted only every [`PRUNE_EVERY`] requests, so the
+/// bounds are applied here: a request reads as forgotten from the commit that takes it past
+/// them, as when each commit deleted it.
 pub(super) fn recorded(
     conn: &Connection,
     request_id: &str,
 ) -> Result<Option<(String, RequestRecord)>> {
     let row: Option<(String, i64, String)> = conn
         .prepare_cached(
-            "SELECT fingerprint, committed_at, outcomes FROM requests WHERE request_id = ?1",
+            "SELECT r.fingerprint, r.committed_at, r.outcomes
+             FROM requests AS r,
+                  (SELECT seq, committed_at FROM requests ORDER BY seq DESC LIMIT 1) AS newest
+             WHERE r.request_id = ?1
+               AND r.seq > newest.seq - ?2
+               AND r.committed_at >= newest.committed_at - ?3",
         )?
-        .query_row([request_id], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })
+        .query_row(
+            params![
+                request_id,
+                to_sql_int("kept", MAX_KEPT_REQUESTS)?,
+                REQUEST_RETENTION_MS
+            ],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
         .optional()?;
     let Some((fingerprint, committed_at, outcomes)) = row else {
         return Ok(None);
@@ -96,7 +118,9 @@ pub(super) fn recorded(
     Ok(Some((fingerprint, record)))
 }
 
-/// Records a request with its outcomes, then forgets the requests past the log's bounds.
+/// Records a request with its outcomes (in place of a forgotten row under the same id that
+/// was not deleted yet), and every [`PRUNE_EVERY`] requests deletes the rows past the log's
+/// bounds.
 pub(super) fn record(
     conn: &Connection,
     request_id: &str,
@@ -105,7 +129,7 @@ pub(super) fn record(
 ) -> Result<()> {
     let (seq, committed_at): (i64, i64) = conn
         .prepare_cached(
-            "INSERT INTO requests (request_id, fingerprint, outcomes, committed_at)
+            "INSERT OR REPLACE INTO requests (request_id, fingerprint, outcomes, committed_at)
              VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))
              RETURNING seq, committed_at",
         )?
@@ -113,11 +137,24 @@ pub(super) fn record(
             params![request_id, fingerprint, serde_json::to_string(outcomes)?],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
+    if seq % PRUNE_EVERY == 0 {
+        prune(conn, seq, committed_at)?;
+    }
+    Ok(())
+}
+
+/// Deletes the requests more than [`MAX_KEPT_REQUESTS`] behind request `seq`, and those
+/// among the oldest [`AGE_WINDOW`] committed more than [`REQUEST_RETENTION_MS`] before it.
+fn prune(conn: &Connection, seq: i64, committed_at: i64) -> Result<()> {
     let kept = to_sql_int("kept", MAX_KEPT_REQUESTS)?;
     conn.prepare_cached("DELETE FROM requests WHERE seq <= ?1 - ?2")?
         .execute([seq, kept])?;
-    conn.prepare_cached("DELETE FROM requests WHERE committed_at < ?1 - ?2")?
-        .execute([committed_at, REQUEST_RETENTION_MS])?;
+    conn.prepare_cached(
+        "DELETE FROM requests
+         WHERE seq IN (SELECT seq FROM requests ORDER BY seq LIMIT ?1)
+           AND committed_at < ?2 - ?3",
+    )?
+    .execute([AGE_WINDOW, committed_at, REQUEST_RETENTION_MS])?;
     Ok(())
 }
 

@@ -1,0 +1,151 @@
+//! The SQLite store's request log at its bounds: a request reads as forgotten from the commit
+//! that takes it past them, while the rows past them are deleted in batches; a forgotten id
+//! can be used again; and what one request costs the WAL, with the log small and full.
+#![cfg(not(target_family = "wasm"))]
+
+use runstore::{Operation, SqliteStore, Step, StepStore, MAX_KEPT_REQUESTS, REQUEST_RETENTION_MS};
+
+fn timer(request_id: &str, n: u64) -> Step {
+    Step::new()
+        .request_id(request_id)
+        .with(Operation::ScheduleTimer {
+            workflow_id: "wf".into(),
+            timer_id: format!("t{n}"),
+            fire_at: n as i64,
+        })
+}
+
+/// The rows of the request log, forgotten ones included (read from a copy: the store holds its
+/// database exclusively).
+fn rows(store: &SqliteStore) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db");
+    store
+        .raw_execute(&format!("VACUUM INTO '{}'", copy.display()))
+        .unwrap();
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM requests", [], |row| row.get(0))
+        .unwrap();
+    count as u64
+}
+
+#[test]
+fn a_full_log_forgets_its_oldest_request_at_once_and_deletes_the_forgotten_rows_in_batches() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    for n in 0..MAX_KEPT_REQUESTS {
+        store.commit(&timer(&format!("r{n}"), n)).unwrap();
+    }
+    assert!(store.request_outcome("r0").unwrap().is_some());
+    let mut most = 0;
+    for n in MAX_KEPT_REQUESTS..MAX_KEPT_REQUESTS + 200 {
+        store.commit(&timer(&format!("r{n}"), n)).unwrap();
+        // The oldest request past the bound is forgotten by this very commit ...
+        let forgotten = n - MAX_KEPT_REQUESTS;
+        assert_eq!(
+            store.request_outcome(&format!("r{forgotten}")).unwrap(),
+            None
+        );
+        assert!(store
+            .request_outcome(&format!("r{}", forgotten + 1))
+            .unwrap()
+            .is_some());
+        if n % 50 == 0 {
+            most = most.max(rows(&store));
+        }
+    }
+    // ... and its row goes with the next batch: the log never holds a batch more.
+    let left = rows(&store);
+    assert!(left < MAX_KEPT_REQUESTS + 64, "{left} rows");
+    assert!(most < MAX_KEPT_REQUESTS + 64, "{most} rows");
+    assert!(left >= MAX_KEPT_REQUESTS, "{left} rows");
+    // A forgotten id is new again: it applies its step once more, then replays it.
+    let again = timer("r3", 99_999);
+    assert!(!store.commit(&again).unwrap().replayed);
+    assert!(store.commit(&again).unwrap().replayed);
+}
+
+#[test]
+fn expired_requests_read_as_forgotten_and_their_rows_go_with_the_next_batch() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    for n in 0..10 {
+        store.commit(&timer(&format!("old{n}"), n)).unwrap();
+    }
+    store
+        .raw_execute(&format!(
+            "UPDATE requests SET committed_at = committed_at - {}",
+            REQUEST_RETENTION_MS + 1
+        ))
+        .unwrap();
+    // Still within the bounds of the newest request, itself aged.
+    assert!(store.request_outcome("old0").unwrap().is_some());
+    store.commit(&timer("new0", 100)).unwrap();
+    for n in 0..10 {
+        assert_eq!(store.request_outcome(&format!("old{n}")).unwrap(), None);
+    }
+    // An expired id committed anew replaces its row.
+    assert!(!store.commit(&timer("old4", 101)).unwrap().replayed);
+    assert!(store.request_outcome("old4").unwrap().is_some());
+    for n in 1..64 {
+        store.commit(&timer(&format!("new{n}"), 100 + n)).unwrap();
+    }
+    // The 64th request's batch deleted the other nine expired rows.
+    assert_eq!(rows(&store), 64 + 1);
+}
+
+/// What one checkpoint update under a request id adds to the WAL, against the same update
+/// without one: the log's row and its request_id entry, and no deletion per commit once the
+/// log is full. Printed for BENCHMARKS.md; the assertion bounds it at three pages.
+#[test]
+fn a_request_costs_the_wal_its_row_and_one_index_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut per_commit = Vec::new();
+    for (label, fill, with_id) in [
+        ("without a request id", 0, false),
+        ("under a request id, log small", 0, true),
+        ("under a request id, log full", MAX_KEPT_REQUESTS, true),
+    ] {
+        let path = dir.path().join(format!("{}.db", per_commit.len()));
+        let store = SqliteStore::open(&path).unwrap();
+        store.raw_execute("PRAGMA wal_autocheckpoint = 0").unwrap();
+        for n in 0..fill {
+            store.commit(&timer(&format!("fill{n}"), n)).unwrap();
+        }
+        store
+            .raw_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        let commits = 1000;
+        for n in 0..commits {
+            let step = checkpoint_update(n, with_id.then(|| format!("r{n}")));
+            store.commit(&step).unwrap();
+        }
+        let wal = std::fs::metadata(format!("{}-wal", path.display()))
+            .unwrap()
+            .len();
+        let bytes = wal / commits;
+        println!("checkpoint update {label}: {bytes} WAL bytes per commit");
+        per_commit.push(bytes);
+    }
+    let page = 4096 + 24;
+    assert!(per_commit[0] <= 2 * page, "{per_commit:?}");
+    assert!(per_commit[1] <= per_commit[0] + 3 * page, "{per_commit:?}");
+    assert!(per_commit[2] <= per_commit[0] + 3 * page, "{per_commit:?}");
+}
+
+fn checkpoint_update(n: u64, request_id: Option<String>) -> Step {
+    let revision = n / 100;
+    let checkpoint = runstore::Checkpoint {
+        checkpoint_id: format!("cp-{:03}", n % 100),
+        run_id: None,
+        revision,
+        state: serde_json::json!({ "step": n, "cursor": "msg_01HZX3K9Q7" }),
+        updated_at: n as i64,
+    };
+    Step {
+        request_id,
+        operations: vec![Operation::CompareAndSwapCheckpoint {
+            checkpoint,
+            expected_revision: revision.checked_sub(1),
+        }],
+    }
+}
