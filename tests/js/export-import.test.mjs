@@ -4,9 +4,15 @@
 // a runstore database is refused and the store stays as it was.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { launchChromium, useTestApp } from './browser.mjs';
 
 const app = useTestApp();
+
+/** The store's schema version: one per migration file of src/sqlite (schema.sql, schema_N.sql). */
+const SCHEMA_VERSION = readdirSync(new URL('../../src/sqlite/', import.meta.url)).filter((file) =>
+  /^schema(_\d+)?\.sql$/.test(file),
+).length;
 
 async function openPage(browser) {
   const page = await browser.newPage();
@@ -124,7 +130,7 @@ test('a store exported on OPFS loads into a fresh profile, leader and follower a
     assert.equal(await open(other, 'imported'), false);
     // Imported through the follower: the leader's worker applies it, every tab hears of it.
     const result = await importInto(other, file);
-    assert.deepEqual(result, { outcome: { schemaVersion: 2, replayed: false } });
+    assert.deepEqual(result, { outcome: { schemaVersion: SCHEMA_VERSION, replayed: false } });
     assert.deepEqual(await dump(leader), original);
     assert.deepEqual(await dump(other), original);
     assert.deepEqual(await leader.evaluate(() => window.store.listWorkflowIds()), { items: ['order-1'], nextCursor: null });
@@ -135,7 +141,7 @@ test('a store exported on OPFS loads into a fresh profile, leader and follower a
     // Under the same request id, a second import changes nothing.
     await importInto(leader, file, 'import-once');
     await leader.evaluate(() => window.store.append('after-import', [{ type: 'custom', name: 'kept', recordedAt: 1 }], 0));
-    assert.deepEqual(await importInto(other, file, 'import-once'), { outcome: { schemaVersion: 2, replayed: true } });
+    assert.deepEqual(await importInto(other, file, 'import-once'), { outcome: { schemaVersion: SCHEMA_VERSION, replayed: true } });
     assert.equal((await leader.evaluate(() => window.store.listWorkflowIds())).items.length, 2);
     // It is on OPFS: a reload finds it.
     const beforeReload = await dump(leader);
@@ -147,7 +153,7 @@ test('a store exported on OPFS loads into a fresh profile, leader and follower a
     // And a memory store takes the same file.
     const memory = await openPage(fresh);
     await open(memory, 'in-memory', 'memory');
-    assert.deepEqual(await importInto(memory, file), { outcome: { schemaVersion: 2, replayed: false } });
+    assert.deepEqual(await importInto(memory, file), { outcome: { schemaVersion: SCHEMA_VERSION, replayed: false } });
     assert.deepEqual(await dump(memory), original);
   } finally {
     await fresh.close();
