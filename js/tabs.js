@@ -14,7 +14,7 @@
 // at worst with UNAVAILABLE after the client's `requestTimeoutMs`.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { unsendable } from './unsendable.js';
-import { callMessage } from './wire.js';
+import { asArguments, callMessage } from './wire.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
@@ -162,17 +162,20 @@ export class Tabs {
     } else if (this.#link?.leaderId === leaderId) {
       // Calls made while the link is asked for leave once it is ready (#resend).
       if (!this.#link.ready) return;
-      const { channel, batcher } = this.#link;
-      for (const entry of entries) this.#post(entry, leaderId, (m) => (alone ? channel.postMessage(m) : batcher.send(m)));
+      const { channel, batcher, text } = this.#link;
+      for (const entry of entries) this.#post(entry, leaderId, (m) => (alone ? channel.postMessage(m) : batcher.send(m)), text);
     } else {
       this.#openLink(leaderId, entries);
     }
   }
 
-  /** Posts one call; a call whose arguments cannot be cloned fails and never reaches the store. */
-  #post(entry, leaderId, post) {
+  /**
+   * Posts one call, as text where it has a text form and `text` (the worker takes it);
+   * a call whose arguments cannot be cloned fails and never reaches the store.
+   */
+  #post(entry, leaderId, post, text = true) {
     try {
-      post(entry.message);
+      post(text ? entry.message : asArguments(entry.message, entry.args));
       entry.sentTo = leaderId;
     } catch (error) {
       this.#pending.delete(entry.message.id);
@@ -187,18 +190,21 @@ export class Tabs {
   #openLink(leaderId, entries) {
     this.#unlink();
     const channel = new BroadcastChannel(`${this.#prefix}link:${leaderId}:${this.#clientId}`);
-    const link = { leaderId, channel, batcher: new Batcher((m) => channel.postMessage(m)), ready: false };
+    const link = { leaderId, channel, batcher: new Batcher((m) => channel.postMessage(m)), ready: false, text: false };
     channel.onmessage = (event) => {
       if (event.data?.linked) {
         if (link.ready) return;
         link.ready = true;
+        // A leader running an older package answers without `text`: calls go to it as arguments.
+        link.text = event.data.text === true;
         this.#resend();
       } else this.#settle(event.data);
     };
     this.#link = link;
+    // The request goes before the worker said what it takes: its calls go as arguments.
     const sendable = entries.filter((entry) => {
       try {
-        structuredClone(entry.message);
+        structuredClone(asArguments(entry.message, entry.args));
         return true;
       } catch (error) {
         this.#pending.delete(entry.message.id);
@@ -206,7 +212,11 @@ export class Tabs {
         return false;
       }
     });
-    this.#requests.postMessage({ link: this.#clientId, to: leaderId, calls: sendable.map((entry) => entry.message) });
+    this.#requests.postMessage({
+      link: this.#clientId,
+      to: leaderId,
+      calls: sendable.map((entry) => asArguments(entry.message, entry.args)),
+    });
     for (const entry of sendable) entry.sentTo = leaderId;
   }
 

@@ -41,6 +41,16 @@ export function callMessage(id, method, args, requestId) {
 }
 
 /**
+ * `message` as arguments: the form every version of the store's worker takes (a leader tab
+ * running an older package does not read text; see tabs.js).
+ */
+export function asArguments(message, args) {
+  if (message.step === undefined) return message;
+  const { id, method, requestId } = message;
+  return { id, method, args, requestId };
+}
+
+/**
  * The operation's JSON text and its light form (what a change notice reads of it, see
  * methods.js: its own fields, an object field's own plain values, an array field's length),
  * or null when it is not plain data.

@@ -171,7 +171,9 @@ function openLink(clientId) {
     channel.onmessage = (event) => receive(event.data, (answer) => channel.postMessage(answer));
     links.set(clientId, channel);
   }
-  channel.postMessage({ linked: true });
+  // `text`: this worker takes writes as their step's JSON text (wire.js); a tab running an
+  // older package reads only `linked`, and a tab that sees no `text` sends arguments.
+  channel.postMessage({ linked: true, text: true });
   return channel;
 }
 

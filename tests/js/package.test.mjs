@@ -397,6 +397,9 @@ test('a plain-data write crosses as its step\'s JSON text and reads back as writ
     }
     const { RunStore } = window.runstore;
     const store = await RunStore.open('wire-text-test', { persistence: 'opfs' });
+    // Through a follower, a call that rides on the request for the link goes as arguments (the
+    // leader's worker has not said yet that it reads text): a read first sets the link up.
+    await store.head('wf-wire');
     const data = { z: [0.1, -0, 1e21, 2 ** 53 - 1, null, true], s: 'é 😀 "q" \\ \n', nested: { a: { b: {} } }, gone: undefined };
     const event = { type: 'custom', name: 'plain', recordedAt: 7, data };
     const head = await store.append('wf-wire', [event, { ...event, name: 'second' }], 0);
@@ -426,6 +429,41 @@ test('a plain-data write crosses as its step\'s JSON text and reads back as writ
     { seq: 1, type: 'custom', name: 'plain', recordedAt: 7, data },
     { seq: 2, type: 'custom', name: 'second', recordedAt: 7, data },
   ]);
+  await page.close();
+});
+
+test('a follower whose leader does not say it reads text sends its writes as arguments', { skip: !THROUGH_FOLLOWER }, async () => {
+  const page = await openApp();
+  const result = await page.evaluate(async () => {
+    // The leader's link answer as a leader running an older package gives it: no `text`.
+    const data = Object.getOwnPropertyDescriptor(MessageEvent.prototype, 'data');
+    Object.defineProperty(MessageEvent.prototype, 'data', {
+      configurable: true,
+      get() {
+        const value = data.get.call(this);
+        if (!value?.linked) return value;
+        const { text, ...older } = value;
+        return older;
+      },
+    });
+    const sent = [];
+    const post = BroadcastChannel.prototype.postMessage;
+    BroadcastChannel.prototype.postMessage = function (message, ...rest) {
+      for (const call of [message, ...(message?.batch ?? []), ...(message?.calls ?? [])]) {
+        if (call?.method === 'append') sent.push(typeof call.step === 'string' ? 'text' : 'arguments');
+      }
+      return post.call(this, message, ...rest);
+    };
+    const { RunStore } = window.runstore;
+    const store = await RunStore.open('wire-older-leader-test', { persistence: 'opfs' });
+    await store.head('wf');
+    const event = { type: 'custom', name: 'x', recordedAt: 1, data: { n: 1 } };
+    const heads = [await store.append('wf', [event], 0), await store.append('wf', [event], 1)];
+    const items = (await store.readHistory('wf')).items.length;
+    await store.close();
+    return { sent, heads, items };
+  });
+  assert.deepEqual(result, { sent: ['arguments', 'arguments'], heads: [1, 2], items: 2 });
   await page.close();
 });
 

@@ -4,7 +4,7 @@
 // hostile-input.test.mjs), where every write below takes this path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TEXT_WRITES, callMessage, encodeOperation } from '../../js/wire.js';
+import { TEXT_WRITES, asArguments, callMessage, encodeOperation } from '../../js/wire.js';
 import { PARAMETERS, WRITE_OPERATIONS } from '../../js/methods.js';
 
 const EVENT = { type: 'custom', name: 'paid', recordedAt: 5, data: { b: 1, a: [0.1, 1e21, null, true, '😀 "q" \\ \n'] } };
@@ -95,4 +95,12 @@ test('a text write\'s operation fields are its parameters, as the worker reads t
     const operation = WRITE_OPERATIONS[method].operation(...names);
     for (const name of names) assert.equal(operation[name], name, `${method}.${name}`);
   }
+});
+
+test('a text message turns back into its arguments for a worker that reads only those', () => {
+  const args = ['wf', [EVENT], 0];
+  const text = callMessage(3, 'append', args, 'req-3');
+  assert.deepEqual(asArguments(text, args), { id: 3, method: 'append', args, requestId: 'req-3' });
+  const plain = callMessage(4, 'head', ['wf'], null);
+  assert.equal(asArguments(plain, ['wf']), plain);
 });
