@@ -91,6 +91,7 @@ pub fn run_all(open: OpenStore, clock: Clock) -> Vec<Figure> {
         w1_single_appends(open, clock),
         w2_batched_appends(open, clock),
         w3_history_reads(open, clock),
+        w3_history_reads_beside_decoding(open, clock),
         w3_history_reads_as_json(open, clock),
         w4_outbox(open, clock),
         w5_checkpoint_cas(open, clock),
@@ -254,52 +255,74 @@ pub fn w2_batched_appends(open: OpenStore, clock: Clock) -> Figure {
     }
 }
 
-/// W3: read all 500 events of each of the 200 workflows written as in W2.
+/// W3: read all 500 events of each of the 200 workflows written as in W2, through the typed
+/// `read_history` (every event decoded); the plain-SQL side reads the same rows as bytes.
 pub fn w3_history_reads(open: OpenStore, clock: Clock) -> Figure {
-    let store = open("w3-store");
-    w2_store(&store);
-    let store_ms = timed(clock, || {
-        for w in 0..W2_WORKFLOWS {
-            assert_eq!(
-                store
-                    .read_history(&wf(w), &PageRequest::default())
-                    .unwrap()
-                    .items
-                    .len(),
-                W2_EVENTS
-            );
-        }
-    });
-    let conn = open("w3-raw").into_connection();
-    w2_raw(&conn);
-    let raw_ms = timed(clock, || w3_raw(&conn));
-    Figure {
-        workload: "W3 history reads",
-        unit: "events",
-        count: (W2_WORKFLOWS * W2_EVENTS) as u64,
-        store_ms,
-        raw_ms,
-    }
+    w3("W3 history reads", open, clock, read_typed, RawRead::Bytes)
+}
+
+/// W3 as above, the plain-SQL side also decoding each event into an [`Event`], as an app on
+/// plain SQL would to use it: the store's own cost beside the decode.
+pub fn w3_history_reads_beside_decoding(open: OpenStore, clock: Clock) -> Figure {
+    w3(
+        "W3 history reads, plain SQL decoding too",
+        open,
+        clock,
+        read_typed,
+        RawRead::Decoded,
+    )
 }
 
 /// W3 through `read_history_json`: each workflow's page as JSON text, the form a JS caller
 /// gets it in; the plain-SQL side reads the same rows as bytes.
 pub fn w3_history_reads_as_json(open: OpenStore, clock: Clock) -> Figure {
-    let store = open("w3-json-store");
+    w3(
+        "W3 history reads, JSON text",
+        open,
+        clock,
+        |store, workflow| {
+            let text = store
+                .read_history_json(workflow, 0, &PageRequest::default())
+                .unwrap();
+            assert!(text.ends_with(r#"],"nextCursor":null}"#));
+        },
+        RawRead::Bytes,
+    )
+}
+
+fn read_typed(store: &SqliteStore, workflow: &str) {
+    let page = store
+        .read_history(workflow, &PageRequest::default())
+        .unwrap();
+    assert_eq!(page.items.len(), W2_EVENTS);
+}
+
+/// What the plain-SQL side of a W3 does with each row.
+#[derive(Clone, Copy)]
+enum RawRead {
+    Bytes,
+    Decoded,
+}
+
+fn w3(
+    workload: &'static str,
+    open: OpenStore,
+    clock: Clock,
+    read: fn(&SqliteStore, &str),
+    raw_read: RawRead,
+) -> Figure {
+    let store = open("w3-store");
     w2_store(&store);
     let store_ms = timed(clock, || {
         for w in 0..W2_WORKFLOWS {
-            let text = store
-                .read_history_json(&wf(w), 0, &PageRequest::default())
-                .unwrap();
-            assert!(text.ends_with(r#"],"nextCursor":null}"#));
+            read(&store, &wf(w));
         }
     });
-    let conn = open("w3-json-raw").into_connection();
+    let conn = open("w3-raw").into_connection();
     w2_raw(&conn);
-    let raw_ms = timed(clock, || w3_raw(&conn));
+    let raw_ms = timed(clock, || w3_raw(&conn, raw_read));
     Figure {
-        workload: "W3 history reads, JSON text",
+        workload,
         unit: "events",
         count: (W2_WORKFLOWS * W2_EVENTS) as u64,
         store_ms,
@@ -307,7 +330,7 @@ pub fn w3_history_reads_as_json(open: OpenStore, clock: Clock) -> Figure {
     }
 }
 
-fn w3_raw(conn: &Connection) {
+fn w3_raw(conn: &Connection, raw_read: RawRead) {
     let mut stmt = conn
         .prepare_cached(
             "SELECT seq, event FROM events WHERE workflow_id = ?1 AND seq >= ?2 ORDER BY seq",
@@ -320,6 +343,12 @@ fn w3_raw(conn: &Connection) {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(rows.len(), W2_EVENTS);
+        if let RawRead::Decoded = raw_read {
+            for (_, blob) in &rows {
+                let event: Event = serde_json::from_slice(&blob[1..]).unwrap();
+                std::hint::black_box(event);
+            }
+        }
     }
 }
 
