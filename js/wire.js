@@ -18,7 +18,10 @@ export const TEXT_WRITES = new Set(
 
 /** Nesting at which the store refuses a value (src/wasm/walk.rs, MAX_DEPTH), counted from the step. */
 const MAX_DEPTH = 64;
-/** Values one call may encode before it is sent as arguments instead (the store's own limit is larger). */
+/**
+ * Values one call may encode before it is sent as arguments instead, where the store's walk
+ * judges its size (its own limit is about as many values).
+ */
 const MAX_VALUES = 1 << 22;
 
 /** Thrown when a value has no exact JSON text; the call then goes as arguments. */
@@ -27,7 +30,7 @@ const UNFAITHFUL = new Error('not plain data');
 /**
  * The message for a call: `{ id, method, requestId, step, operation }` for a write whose
  * arguments encode (`step` its step's text; `operation` what its change notice reads, see
- * `lightOperation`), else `{ id, method, args, requestId }`.
+ * `encodeOperation`), else `{ id, method, args, requestId }`.
  */
 export function callMessage(id, method, args, requestId) {
   if (TEXT_WRITES.has(method)) {

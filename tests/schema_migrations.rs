@@ -105,15 +105,7 @@ fn a_version_1_database_is_brought_to_the_current_version_with_its_data() {
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].event.data, serde_json::json!({"n": 1}));
     // The request log (from version 2 on) is there and works.
-    let step = Step::new()
-        .request_id("after-upgrade")
-        .with(Operation::ScheduleTimer {
-            workflow_id: "wf".into(),
-            timer_id: "t".into(),
-            fire_at: 1,
-        });
-    store.commit(&step).unwrap();
-    assert!(store.commit(&step).unwrap().replayed);
+    a_step_replays(&store);
 }
 
 #[test]
@@ -137,15 +129,7 @@ fn a_version_2_database_keeps_its_request_log_without_the_commit_time_index() {
     let store = SqliteStore::open(&path).unwrap();
     let kept = store.request_outcome("before-upgrade").unwrap().unwrap();
     assert_eq!(kept.outcomes.len(), 1);
-    let step = Step::new()
-        .request_id("after-upgrade")
-        .with(Operation::ScheduleTimer {
-            workflow_id: "wf".into(),
-            timer_id: "t".into(),
-            fire_at: 1,
-        });
-    store.commit(&step).unwrap();
-    assert!(store.commit(&step).unwrap().replayed);
+    a_step_replays(&store);
     assert!(store.request_outcome("before-upgrade").unwrap().is_some());
     drop(store);
     assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
@@ -158,6 +142,19 @@ fn a_version_2_database_keeps_its_request_log_without_the_commit_time_index() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(indexes, ["sqlite_autoindex_requests_1"]);
+}
+
+/// A step under a request id commits, and replays when sent again: the request log works.
+fn a_step_replays(store: &SqliteStore) {
+    let step = Step::new()
+        .request_id("after-upgrade")
+        .with(Operation::ScheduleTimer {
+            workflow_id: "wf".into(),
+            timer_id: "t".into(),
+            fire_at: 1,
+        });
+    store.commit(&step).unwrap();
+    assert!(store.commit(&step).unwrap().replayed);
 }
 
 fn page_size(path: &std::path::Path) -> i64 {
