@@ -33,7 +33,7 @@ const UNFAITHFUL = new Error('not plain data');
  * `encodeOperation`), else `{ id, method, args, requestId }`.
  */
 export function callMessage(id, method, args, requestId) {
-  if (TEXT_WRITES.has(method)) {
+  if (TEXT_WRITES.has(method) && !withOutboxRows(method, args)) {
     const encoded = encodeOperation(WRITE_OPERATIONS[method].operation(...args));
     if (encoded) {
       const step = `{"requestId":${JSON.stringify(requestId ?? null)},"operations":[${encoded.text}]}`;
@@ -41,6 +41,14 @@ export function callMessage(id, method, args, requestId) {
     }
   }
   return { id, method, args, requestId };
+}
+
+/**
+ * An append whose outbox rows hold their inputs as bytes: it goes as arguments without its
+ * events being encoded first (they come before the rows) and thrown away.
+ */
+function withOutboxRows(method, args) {
+  return method === 'appendWithOutbox' && Array.isArray(args[3]) && args[3].length > 0;
 }
 
 /**

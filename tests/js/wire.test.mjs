@@ -104,3 +104,14 @@ test('a text message turns back into its arguments for a worker that reads only 
   const plain = callMessage(4, 'head', ['wf'], null);
   assert.equal(asArguments(plain, ['wf']), plain);
 });
+
+test('an append with outbox rows goes as arguments without reading its events first', () => {
+  let reads = 0;
+  const event = Object.defineProperty({ ...EVENT }, 'recordedAt', { enumerable: true, get: () => ++reads });
+  const row = { dispatchKey: 'k', workflowId: 'wf', ordinal: 0, activityType: 'a', input: new Uint8Array(1), visibleAfter: 0 };
+  const args = ['wf', [event], 0, [row]];
+  assert.equal(callMessage(1, 'appendWithOutbox', args, null).args, args);
+  assert.equal(reads, 0);
+  // Without rows it is plain data, and travels as text.
+  assert.equal(typeof callMessage(2, 'appendWithOutbox', ['wf', [EVENT], 0, []], null).step, 'string');
+});
