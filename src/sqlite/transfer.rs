@@ -202,8 +202,7 @@ impl SqliteStore {
         }
         if let Some(id) = request_id {
             // The file's own log may hold this id (from an import the exported store made
-            // under it): this import is what the id means here now.
-            tx.execute("DELETE FROM requests WHERE request_id = ?1", [id])?;
+            // under it): `record` replaces its row, this import is what the id means here now.
             record(&tx, id, fingerprint, &[])?;
         }
         tx.commit()?;
