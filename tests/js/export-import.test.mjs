@@ -164,6 +164,9 @@ test('a file that is not a runstore database is refused and the store stays as i
   const page = await openPage(app.browser);
   await open(page, 'refuses-bad-files');
   await fill(page);
+  // A shared store tells every tab, this one too, of a commit after answering it: the fill's
+  // change may come after its promise settled. It is awaited before the slate is cleared.
+  await page.waitForFunction(() => window.changes.some((change) => change.requestId === 'fill-every-area'));
   await page.evaluate(() => (window.changes = []));
   const before = await dump(page);
   const good = await exported(page);
