@@ -36,8 +36,11 @@ fn classify(name: Option<&str>, message: String) -> Error {
         // Another context holds a sync access handle on one of the pool's files.
         Some("NoModificationAllowedError") => Error::Busy { message },
         Some("QuotaExceededError") => Error::StorageFull { message },
-        // Private browsing, blocked storage, an insecure or opaque origin.
-        Some("SecurityError" | "NotAllowedError") => Error::OpfsUnavailable { message },
+        // Private browsing, blocked storage, an insecure or opaque origin, or (WebKitGTK) an
+        // OPFS without sync access handles.
+        Some("SecurityError" | "NotAllowedError" | "NotSupportedError") => {
+            Error::OpfsUnavailable { message }
+        }
         _ => Error::Backend { message },
     }
 }

@@ -12,31 +12,19 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{input, js_error, output, output_json};
+use super::convert::{input, input_or_default, js_error, output, output_json};
+use super::persistence::{self, Persistence, Place};
 use super::reserve::Reserve;
-use super::{install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
-/// Where `RunStoreCore.open` keeps the database.
-#[derive(Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-enum Persistence {
-    /// OPFS (dedicated workers only): survives reloads, crashes and browser restarts.
-    Opfs,
-    /// A private in-memory database, gone when the store closes.
-    Memory,
-}
-
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OpenOptions {
+    #[serde(default)]
     persistence: Persistence,
     #[serde(default)]
     durability: Durability,
 }
-
-/// The database file inside a store's pool.
-const DATABASE_FILE: &str = "/runstore.db";
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = include_str!("../../js/types.d.ts");
@@ -45,7 +33,7 @@ const TYPES: &str = include_str!("../../js/types.d.ts");
 #[wasm_bindgen]
 pub struct RunStoreCore {
     store: Option<SqliteStore>,
-    pool: Option<OpfsPool>,
+    place: Option<Place>,
     /// OPFS space held back for deletes on a full origin (see `reserve.rs`).
     reserve: Option<Rc<Reserve>>,
 }
@@ -167,48 +155,78 @@ pub(super) fn renamed<'a>(from: &'a str, to: &'a str) -> impl FnOnce(Error) -> E
 #[wasm_bindgen]
 impl RunStoreCore {
     /// Opens (creating if needed) the store `name`. With `persistence: "opfs"` the store lives
-    /// in the OPFS directory `name` and holds it alone: another tab or worker that opens the
-    /// same name gets BUSY until this one closes. `persistence: "memory"` works anywhere.
+    /// in the OPFS directory `name` (dedicated workers only), with `"indexeddb"` in the
+    /// IndexedDB database `runstore:<name>`; either way it holds it alone: another tab or
+    /// worker that opens the same name gets BUSY until this one closes. `"memory"` works
+    /// anywhere. `"auto"` (the default) takes OPFS where it exists, else IndexedDB, else
+    /// memory; `persistence` tells which it took.
     pub async fn open(
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions | undefined")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
         let name: String = input("name", name)?;
-        let options: OpenOptions = input("options", options)?;
-        let (store, pool) = match options.persistence {
-            Persistence::Memory => (open_in_memory().map_err(js_error)?, None),
-            Persistence::Opfs => {
-                let pool = install_pool(&name).await.map_err(js_error)?;
-                match pool.open(DATABASE_FILE, options.durability) {
-                    Ok(store) => (store, Some(pool)),
-                    Err(error) => {
-                        // The open's error is the one worth reporting.
-                        let _ = pool.close().await;
-                        return Err(js_error(error));
-                    }
-                }
-            }
-        };
-        let reserve = match &pool {
-            Some(pool) => Some(Reserve::acquire(pool.name()).await),
-            None => None,
+        let options: OpenOptions = input_or_default("options", options)?;
+        let (store, place) = persistence::open(&name, options.persistence, options.durability)
+            .await
+            .map_err(js_error)?;
+        let reserve = match &place {
+            Place::Opfs(pool) => Some(Reserve::acquire(pool.name()).await),
+            _ => None,
         };
         Ok(RunStoreCore {
             store: Some(store),
-            pool,
+            place: Some(place),
             reserve,
         })
     }
 
-    /// Closes the database and releases its OPFS files and lock. Every commit that returned
-    /// is on disk already. Calls after `close` fail.
+    /// Where the store keeps its database: `"opfs"`, `"indexeddb"` or `"memory"` (what
+    /// `persistence: "auto"` took).
+    #[wasm_bindgen(
+        getter,
+        unchecked_return_type = "\"opfs\" | \"indexeddb\" | \"memory\""
+    )]
+    pub fn persistence(&self) -> String {
+        self.place
+            .as_ref()
+            .map_or("memory", Place::persistence)
+            .to_owned()
+    }
+
+    /// Resolves once every write made so far is stored. On IndexedDB that is a write to
+    /// IndexedDB, and until it resolves a closed tab or terminated worker loses those writes;
+    /// if it rejects (STORAGE_FULL, BACKEND) the writes not stored were undone. On OPFS and
+    /// memory a write is where it belongs when it returns, and this resolves at once.
+    pub fn flush(&self) -> js_sys::Promise {
+        let pool = match &self.place {
+            Some(Place::IndexedDb(pool)) => Some(pool.clone()),
+            _ => None,
+        };
+        wasm_bindgen_futures::future_to_promise(async move {
+            if let Some(pool) = pool {
+                pool.flush().await.map_err(js_error)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Whether a write is not stored yet (IndexedDB only): the client's worker flushes before
+    /// it answers a call that leaves one.
+    #[wasm_bindgen(js_name = __unflushed)]
+    pub fn unflushed(&self) -> bool {
+        matches!(&self.place, Some(Place::IndexedDb(pool)) if pool.has_unflushed_changes())
+    }
+
+    /// Closes the database and releases its files and lock; on IndexedDB after storing what
+    /// is not stored yet. Every commit that returned is on disk already on OPFS. Calls after
+    /// `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
         self.reserve = None;
-        let pool = self.pool.take();
+        let place = self.place.take();
         wasm_bindgen_futures::future_to_promise(async move {
-            if let Some(pool) = pool {
-                pool.close().await.map_err(js_error)?;
+            if let Some(place) = place {
+                place.close().await.map_err(js_error)?;
             }
             Ok(JsValue::UNDEFINED)
         })

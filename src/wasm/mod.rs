@@ -33,14 +33,19 @@ mod facade_retention;
 mod facade_steps;
 mod facade_transfer;
 mod facade_workflow;
+mod indexeddb;
 mod json_text;
 mod lock;
+mod persistence;
 mod reserve;
 mod time;
 mod value;
 mod walk;
 
 pub use facade::RunStoreCore;
+#[doc(hidden)]
+pub use indexeddb::check_vfs_contract as check_idb_vfs_contract;
+pub use indexeddb::{install_idb, IdbPool};
 
 use rusqlite::{Connection, OpenFlags};
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;
