@@ -33,6 +33,8 @@ export class RunStore {
   #nextId = 1;
   #closed = false;
   #changes = new Changes();
+  /** Where a private store lives ('opfs', 'indexeddb' or 'memory'). */
+  #persistence = null;
 
   /** Use `RunStore.open`. */
   constructor(key) {
@@ -40,15 +42,16 @@ export class RunStore {
   }
 
   /**
-   * Opens the store `name`: an OPFS store is shared by every tab of the origin unless
-   * `options.exclusive`; a memory store is private to this client.
+   * Opens the store `name`: a persistent store (OPFS, IndexedDB, or `auto`, the default) is
+   * shared by every tab of the origin unless `options.exclusive`; a memory store is private to
+   * this client.
    * @param {string} name
-   * @param {import('./index').ClientOpenOptions} options
+   * @param {import('./index').ClientOpenOptions} [options]
    */
   static async open(name, options) {
     const { exclusive, requestTimeoutMs, core } = splitOptions(options);
     const store = new RunStore(token);
-    if (exclusive || core?.persistence !== 'opfs') {
+    if (exclusive || core?.persistence === 'memory') {
       await store.#openPrivate(name, core);
     } else {
       store.#tabs = new Tabs(String(name), core, {
@@ -85,12 +88,20 @@ export class RunStore {
       this.#failAll(new RunStoreError('SERIALIZATION', "a message from the store's worker could not be read"));
     });
     try {
-      await this.#post('open', [name, options]);
+      ({ persistence: this.#persistence } = await this.#post('open', [name, options]));
     } catch (error) {
       this.#closed = true;
       worker.terminate();
       throw error;
     }
+  }
+
+  /**
+   * Where the store keeps its database: 'opfs', 'indexeddb' or 'memory' (what
+   * `persistence: 'auto'` took; for a shared store, what its leader took).
+   */
+  get persistence() {
+    return this.#tabs ? this.#tabs.persistence : this.#persistence;
   }
 
   /** Whether this tab runs the database now (always true for an exclusive or memory store). */

@@ -1,8 +1,8 @@
 // Tabs sharing one store. Every tab queues for the Web Lock `runstore-leader:<name>` (queued,
 // never `ifAvailable`); the holder, the leader, runs the database in its dedicated worker.
 // Channels, all BroadcastChannels named `runstore:<name>:...`:
-// - `control`: `who` (asked by a tab that joins), `leader` (a leader announces itself, and
-//   answers `who`), `resign` (a leader steps down);
+// - `control`: `who` (asked by a tab that joins), `leader` (a leader announces itself and where
+//   its worker keeps the store, and answers `who`), `resign` (a leader steps down);
 // - `requests`: a follower asks the leader's worker for a link of its own;
 // - `link:<leaderId>:<clientId>`: a follower's calls and their answers. Only that follower and
 //   the leader's worker hold it, so no other tab is woken by its traffic;
@@ -42,6 +42,8 @@ export class Tabs {
   #spare = null;
   /** The leader's id as this tab last heard it (this tab's own while it leads), or null. */
   #leaderId = null;
+  /** Where the leader's worker keeps the store ('opfs', 'indexeddb', 'memory'), as last heard. */
+  #persistence = null;
   /** While this tab leads: its worker, its leader id, and the function that ends its term. */
   #worker = null;
   #workerBatcher = null;
@@ -68,6 +70,10 @@ export class Tabs {
     this.#timeoutMs = timeoutMs;
     this.#onChange = onChange;
     this.#prefix = `runstore:${name}:`;
+  }
+
+  get persistence() {
+    return this.#persistence;
   }
 
   get isLeader() {
@@ -293,10 +299,11 @@ export class Tabs {
 
   #onControl(message) {
     if (message.type === 'who') {
-      if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#ownLeaderId });
+      if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#ownLeaderId, persistence: this.#persistence });
     } else if (message.type === 'leader' && typeof message.leaderId === 'string') {
       if (message.leaderId === this.#leaderId) return;
       this.#leaderId = message.leaderId;
+      this.#persistence = message.persistence ?? null;
       this.#joined?.resolve();
       this.#resend();
     } else if (message.type === 'resign' && message.leaderId === this.#leaderId) {
@@ -399,8 +406,9 @@ export class Tabs {
     this.#workerBatcher = new Batcher((m) => worker.postMessage(m));
     this.#ownLeaderId = leaderId;
     this.#leaderId = leaderId;
+    this.#persistence = phases.persistence;
     this.#unlink();
-    this.#control.postMessage({ type: 'leader', leaderId });
+    this.#control.postMessage({ type: 'leader', leaderId, persistence: phases.persistence });
     // When each phase of taking over ended (ms since the epoch), for profiling tools and benchmarks.
     performance.mark?.('runstore:lead', { detail: { ...phases, lockGranted, announced: Date.now() } });
     this.#joined.resolve();
