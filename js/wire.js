@@ -6,7 +6,8 @@
 // well-formed strings, booleans and null, each property read once. A call holding anything
 // else (a Uint8Array, a Date, a class instance, a getter that throws) goes as its arguments,
 // cloned, as every other call does; the getters it holds then run once more for the clone.
-import { PLAIN_WRITES, WRITE_OPERATIONS } from './methods.js';
+import { PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.js';
+import { RunStoreError } from './errors.js';
 
 /** Writes whose arguments always hold bytes (a Uint8Array), which JSON cannot carry. */
 const WITH_BYTES = new Set(['insertOutbox', 'putArtifact', 'saveConversation', 'putPackage', 'putPackageForTypes']);
@@ -33,6 +34,7 @@ const UNFAITHFUL = new Error('not plain data');
  * `encodeOperation`), else `{ id, method, args, requestId }`.
  */
 export function callMessage(id, method, args, requestId) {
+  refuseLongArrays(method, args);
   if (TEXT_WRITES.has(method) && !withOutboxRows(method, args)) {
     const encoded = encodeOperation(WRITE_OPERATIONS[method].operation(...args));
     if (encoded) {
@@ -41,6 +43,29 @@ export function callMessage(id, method, args, requestId) {
     }
   }
   return { id, method, args, requestId };
+}
+
+/**
+ * Items an array argument may have: the store refuses a longer one at once (src/wasm/walk.rs:
+ * 32 bytes an item against 128 MiB an argument). Refused here, before postMessage: WebKit
+ * clones a sparse array item by item up to its length (2^32 - 1 took minutes).
+ */
+const MAX_ARRAY_ITEMS = (128 * 2 ** 20) / 32;
+
+/** Throws the store's INVALID_INPUT for an argument that is an array longer than it takes. */
+function refuseLongArrays(method, args) {
+  args.forEach((arg, i) => {
+    let length = 0;
+    try {
+      length = Array.isArray(arg) ? arg.length : 0;
+    } catch {
+      return; // a revoked Proxy: the store names it
+    }
+    if (length > MAX_ARRAY_ITEMS) {
+      const field = PARAMETERS[method]?.[i] ?? `arguments[${i}]`;
+      throw new RunStoreError('INVALID_INPUT', `${field} has ${length} items, more than one argument can hold`, { field });
+    }
+  });
 }
 
 /**
