@@ -47,7 +47,23 @@ impl RunStoreCore {
         let store = self.store.as_ref().ok_or_else(|| Error::Backend {
             message: "the store is closed".into(),
         });
-        output(store.and_then(op))
+        output(store.and_then(op).map_err(|e| self.full_if_short(e)))
+    }
+
+    /// An I/O error of an OPFS store whose write came up short is STORAGE_FULL: the quota
+    /// stopped it (see `errors::last_write_was_short`).
+    fn full_if_short(&self, error: Error) -> Error {
+        match (&error, &self.place) {
+            (Error::Backend { message }, Some(Place::Opfs(pool)))
+                if message.contains("disk I/O error")
+                    && super::errors::last_write_was_short(pool.name()) =>
+            {
+                Error::StorageFull {
+                    message: format!("{message}: a write came up short, the quota is used up"),
+                }
+            }
+            _ => error,
+        }
     }
 
     /// As [`RunStoreCore::call`] for an operation that answers JSON text (see
@@ -59,7 +75,7 @@ impl RunStoreCore {
         let store = self.store.as_ref().ok_or_else(|| Error::Backend {
             message: "the store is closed".into(),
         });
-        output_json(store.and_then(op))
+        output_json(store.and_then(op).map_err(|e| self.full_if_short(e)))
     }
 
     /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
@@ -72,7 +88,9 @@ impl RunStoreCore {
         let store = self.store.as_ref().ok_or_else(|| Error::Backend {
             message: "the store is closed".into(),
         });
-        store.and_then(op).map_err(js_error)
+        store
+            .and_then(op)
+            .map_err(|e| js_error(self.full_if_short(e)))
     }
 
     /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
@@ -85,8 +103,10 @@ impl RunStoreCore {
         let Some(store) = self.store.as_ref() else {
             return self.call(op);
         };
-        let result = match (op(store), &self.reserve) {
-            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => op(store),
+        let result = match (op(store).map_err(|e| self.full_if_short(e)), &self.reserve) {
+            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => {
+                op(store).map_err(|e| self.full_if_short(e))
+            }
             (result, _) => result,
         };
         if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
