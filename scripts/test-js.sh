@@ -1,14 +1,57 @@
 #!/usr/bin/env bash
 # Tests the npm package the way an app uses it: builds pkg/ if stale, packs the tarball,
 # installs it into tests/app, type-checks a typed usage against the shipped .d.ts, builds the
-# app with Vite, then drives it in headless Chromium (node --test tests/js/package.test.mjs
-# tests/js/crash.test.mjs ...), and runs the package's cases once more through a follower tab.
+# app with Vite, then drives it in each browser engine (node --test tests/js/package.test.mjs
+# tests/js/crash.test.mjs ..., tests/js/browser.mjs picks the engine from RUNSTORE_ENGINE and
+# the medium from RUNSTORE_MEDIUM):
+# - chromium: every file on OPFS, the package's cases again through a follower tab, and the
+#   store's own cases, crash tests, tabs and export on IndexedDB;
+# - firefox: the same files on OPFS, and the package's cases and crash tests on IndexedDB;
+# - webkit (on Xvfb): everything but the full-origin test (WebKit cannot lower a quota) on
+#   IndexedDB, the medium `persistence: 'auto'` takes where OPFS sync access handles are missing.
+# Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/build-test-app.sh
-node --test --test-concurrency=1 tests/js/package.test.mjs tests/js/hostile-input.test.mjs \
-  tests/js/storage-full.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs \
-  tests/js/export-import.test.mjs tests/js/wire.test.mjs
-# The package's cases again, each store served by another tab: the calls come from a follower.
-RUNSTORE_THROUGH=follower node --test tests/js/package.test.mjs
+
+# The longest one engine's run of one medium may take (a wedged browser or driver).
+LIMIT_S=${JS_ENGINE_LIMIT_S:-1200}
+ALL=(tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs
+  tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs)
+
+# run ENGINE MEDIUM FILE...: the files in one engine on one medium, named in the log.
+run() {
+  local engine=$1 medium=$2 started
+  shift 2
+  started=$(date +%s)
+  echo "=== package tests in $engine on $medium: $*"
+  local display=()
+  [ "$engine" = webkit ] && display=(xvfb-run -a)
+  if ! RUNSTORE_ENGINE=$engine RUNSTORE_MEDIUM=$medium timeout --kill-after=30 "$LIMIT_S" \
+      "${display[@]}" node --test --test-concurrency=1 "$@"; then
+    echo "package tests FAILED in $engine on $medium" >&2
+    exit 1
+  fi
+  echo "package tests in $engine on $medium took $(( $(date +%s) - started )) s"
+}
+
+engines=("$@")
+[ ${#engines[@]} -gt 0 ] || engines=(chromium firefox webkit)
+for engine in "${engines[@]}"; do
+  case "$engine" in
+    chromium)
+      run chromium opfs "${ALL[@]}" tests/js/wire.test.mjs
+      # The package's cases again, each store served by another tab: the calls come from a follower.
+      RUNSTORE_THROUGH=follower run chromium opfs tests/js/package.test.mjs
+      run chromium indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs \
+        tests/js/export-import.test.mjs ;;
+    firefox)
+      run firefox opfs "${ALL[@]}"
+      run firefox indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
+    webkit)
+      run webkit indexeddb tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/crash.test.mjs \
+        tests/js/tabs.test.mjs tests/js/export-import.test.mjs ;;
+    *) echo "unknown engine $engine (chromium, firefox or webkit)" >&2; exit 2 ;;
+  esac
+done

@@ -4,6 +4,8 @@
 // terminated at random intervals. Afterwards every acknowledged write must be stored exactly
 // once, heads without gaps, no step partial, no call left pending.
 
+import { endWorker } from './browser.mjs';
+
 /** Runs in each writer page: opens the store and keeps one write in flight per own workflow. */
 async function startWriter({ name, slot, slots, workflows, timeoutMs }) {
   const nonce = Math.random().toString(36).slice(2, 8);
@@ -135,8 +137,7 @@ export async function runChaos(browser, url, options) {
     } else if (kind === 'reload') {
       await start(pages[leader], leader);
     } else {
-      const worker = pages[leader].workers().find((w) => w.url().includes('worker'));
-      await worker?.evaluate(() => self.close()).catch(() => {});
+      await endWorker(pages[leader], 'worker').catch(() => {});
     }
     disruptions++;
     handoffs.push({ t0, kind });

@@ -5,8 +5,33 @@ import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
+import { onMedium, pageMedium } from './medium.js';
 
-window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
+const medium = pageMedium();
+
+/**
+ * The workers this page starts (the package's store workers among them), live or ended: a test
+ * that ends a store worker does it through this list in engines whose driver cannot reach
+ * workers (tests/js/browser.mjs, endWorker).
+ */
+const workers = [];
+window.Worker = class extends window.Worker {
+  constructor(url, options) {
+    super(url, options);
+    const entry = { url: String(url), ended: false };
+    workers.push(entry);
+    this.terminate = () => {
+      entry.ended = true;
+      super.terminate();
+    };
+    entry.end = () => this.terminate();
+  }
+};
+
+const open = RunStore.open.bind(RunStore);
+RunStore.open = (name, options) => open(name, onMedium(options, medium));
+
+window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, medium, workers };
 
 /** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
 window.runCoreWorker = () =>
@@ -17,7 +42,7 @@ window.runCoreWorker = () =>
       resolve(event.data);
     };
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage('run');
+    worker.postMessage({ medium });
   });
 /** The client benchmark (tests/js/bench-client.mjs). */
 window.bench = { core: benchCore, open: benchOpen, client: benchClient, clientPerCall: benchClientPerCall, messaging: benchMessaging };
@@ -32,7 +57,7 @@ window.runHostileCore = (options) =>
       resolve(event.data);
     };
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage(options);
+    worker.postMessage({ ...options, medium });
   });
 
 /** The hostile-input suite through the main-thread client; resolves to its report. */
@@ -47,7 +72,8 @@ window.runHostileClient = async (options) => {
     }
   }
   const name = `hostile-client-${options.seed}`;
-  let store = await RunStore.open(name, { persistence: 'opfs' });
+  const store = await RunStore.open(name, { persistence: 'opfs' });
+  // One function per store, as in hostile-worker.js (callsOn): never a reassigned variable.
   const call = (method, args) => store[method](...args);
   report.table = await runTable(call, { client: true });
   report.repeated = await runRepeated(call, options.repeat);
@@ -55,9 +81,9 @@ window.runHostileClient = async (options) => {
   report.property = await runProperty(call, { ...options, client: true });
   const before = await snapshot(call);
   await store.close();
-  store = await RunStore.open(name, { persistence: 'opfs' });
-  report.reopened = (await snapshot(call)) === before;
-  await store.close();
+  const reopened = await RunStore.open(name, { persistence: 'opfs' });
+  report.reopened = (await snapshot((method, args) => reopened[method](...args))) === before;
+  await reopened.close();
   return report;
 };
 
