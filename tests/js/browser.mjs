@@ -99,8 +99,13 @@ export async function launchChromium(options = {}) {
  * `options.viewport` sets the pages' size.
  */
 export function launchBrowser(options = {}) {
-  if (ENGINE === 'firefox') return launchFirefox(options);
-  if (ENGINE === 'webkit') return launchWebKit(options);
+  return launchEngine(ENGINE, options);
+}
+
+/** As `launchBrowser`, in `engine` (chromium, firefox or webkit). */
+export function launchEngine(engine, options = {}) {
+  if (engine === 'firefox') return launchFirefox(options);
+  if (engine === 'webkit') return launchWebKit(options);
   return launchChromium(options);
 }
 
