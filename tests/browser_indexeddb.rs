@@ -6,13 +6,16 @@
 
 #[macro_use]
 mod conformance;
+#[path = "support/custom_events.rs"]
+mod custom_events;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use conformance::{expect_code, Backend, Case, Location};
+use custom_events::{custom, names};
 use runstore::wasm::{install_idb, install_pool, IdbPool};
-use runstore::{Durability, Event, EventJournal, EventKind, PageRequest, SqliteStore};
+use runstore::{Durability, Event, EventJournal, SqliteStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 /// The store the conformance cases run on.
@@ -135,27 +138,6 @@ macro_rules! on_indexeddb {
 each_area!(on_indexeddb);
 
 // ---- what only the IndexedDB medium does ----
-
-fn custom(name: &str, at: i64) -> Event {
-    Event {
-        kind: EventKind::Custom { name: name.into() },
-        recorded_at: at,
-        data: serde_json::json!({ "step": name }),
-    }
-}
-
-fn names(store: &SqliteStore, workflow: &str) -> Vec<String> {
-    store
-        .read_history(workflow, &PageRequest::default())
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|stored| match stored.event.kind {
-            EventKind::Custom { name } => name,
-            other => panic!("unexpected event {other:?}"),
-        })
-        .collect()
-}
 
 /// Installs the pool `name` again after the last holder dropped it without closing it: the
 /// browser lets its Web Lock go a moment later, as after a worker ended.

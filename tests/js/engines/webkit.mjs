@@ -7,21 +7,14 @@
 // command goes through one queue that switches to its page's window first.
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from '../sync-server.mjs';
 import { DomPage, DEFAULT_TIMEOUT_MS } from './page.mjs';
 
 const DRIVER = process.env.WEBKIT_WEBDRIVER ?? '/usr/bin/WebKitWebDriver';
 /** The longest one WebDriver request may take; a stuck driver fails the test instead. */
 const REQUEST_MS = 60_000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function waitForPort(port, limitMs) {
   const deadline = Date.now() + limitMs;
