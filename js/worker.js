@@ -101,8 +101,9 @@ async function warm(name) {
   ];
   let scratch = null;
   try {
-    const root = await navigator.storage.getDirectory();
-    await root.getDirectoryHandle(String(name)).catch(() => {});
+    // Where OPFS is missing (WebKit, private windows) the warm-up goes on without it.
+    const root = await navigator.storage?.getDirectory().catch(() => null);
+    await root?.getDirectoryHandle(String(name)).catch(() => {});
     await ready;
     if (openBegun) return;
     scratch = await RunStoreCore.open('warm-up', { persistence: 'memory' });
