@@ -3,7 +3,7 @@
 // packs, installs and builds first.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useTestApp } from './browser.mjs';
+import { ENGINE, useTestApp } from './browser.mjs';
 import { METHODS, PARAMETERS } from '../../js/methods.js';
 
 const app = useTestApp();
@@ -645,6 +645,43 @@ test('a tab closed mid-write keeps every acknowledged append, with no gap', asyn
   assert.ok(seqs.length >= acked, `${seqs.length} events kept, ${acked} acknowledged`);
   assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1));
   await next.close();
+});
+
+test('persistence: auto takes what the engine has and says so, in every tab; opfs is refused where OPFS is missing', async () => {
+  const [first, second] = [await openApp(), await openApp()];
+  const opened = await first.evaluate(async () => {
+    const { openAsGiven } = window.runstore;
+    const out = {};
+    for (const persistence of ['opfs', 'indexeddb', 'memory']) {
+      try {
+        const store = await openAsGiven(`persistence-${persistence}`, { persistence, exclusive: true });
+        out[persistence] = store.persistence;
+        await store.close();
+      } catch (error) {
+        out[persistence] = error.code;
+      }
+    }
+    window.auto = await openAsGiven('persistence-auto');
+    await window.auto.append('wf', [{ type: 'custom', name: 'here', recordedAt: 1 }], 0);
+    out.auto = window.auto.persistence;
+    return out;
+  });
+  const seen = await second.evaluate(async () => {
+    const store = await window.runstore.openAsGiven('persistence-auto');
+    const names = (await store.readHistory('wf')).items.map((event) => event.name);
+    return { persistence: store.persistence, isLeader: store.isLeader, names };
+  });
+  const hasOpfs = ENGINE !== 'webkit';
+  assert.deepEqual(opened, {
+    opfs: hasOpfs ? 'opfs' : 'OPFS_UNAVAILABLE',
+    indexeddb: 'indexeddb',
+    memory: 'memory',
+    auto: hasOpfs ? 'opfs' : 'indexeddb',
+  });
+  // The second tab is served by the first, and hears from it where the store lives.
+  assert.deepEqual(seen, { persistence: opened.auto, isLeader: false, names: ['here'] });
+  await first.close();
+  await second.close();
 });
 
 if (THROUGH_FOLLOWER) {

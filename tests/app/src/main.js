@@ -32,6 +32,8 @@ const open = RunStore.open.bind(RunStore);
 RunStore.open = (name, options) => open(name, onMedium(options, medium));
 
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, medium, workers };
+/** RunStore.open with the options as given, for tests of the persistence options themselves. */
+window.runstore.openAsGiven = open;
 
 /** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
 window.runCoreWorker = () =>
