@@ -1,7 +1,7 @@
 // A LangGraph.js agent for the tests: a scripted chat model (@langchain/core's
 // FakeStreamingChatModel, no network) that calls tools, and a tool node whose calls go through
 // runEffectOnce, so a graph resumed from its checkpoint never performs a completed call again.
-import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph/web';
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { RunStoreSaver, runEffectOnce } from 'runstore/langgraph';
