@@ -16,6 +16,8 @@ bash scripts/pack-into.sh "$app"
 (cd "$app" && node --test --test-reporter=spec node.test.mjs)
 echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (runstore/core, memory, Node)"
 (cd "$app" && node_modules/.bin/vitest run)
-echo "[langgraph] the page in headless Chromium: a graph resumed after a reload, two tabs on one store"
 (cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)
+echo "[langgraph] the saver benchmark, as a smoke test (its figures mean nothing at this size)"
+(cd "$app" && node bench.mjs --checkpoints 20 --runs 1)
+echo "[langgraph] the page in headless Chromium: a graph resumed after a reload, two tabs on one store"
 node --test --test-reporter=spec tests/js/langgraph.test.mjs
