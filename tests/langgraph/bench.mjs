@@ -80,12 +80,13 @@ const rows = [
   ['bytes per checkpoint', 'bytesPerCheckpoint'],
 ];
 const names = Object.keys(sides);
+const format = (value) => (value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US'));
 const official = sides['SqliteSaver, Node (file)'];
 console.log(`\nLangGraph checkpoint savers: ${n} checkpoints on one thread, ${runs} graph runs (Node ${process.versions.node})\n`);
 console.log(`| | ${names.join(' | ')} | runstore Node ÷ SqliteSaver | runstore Chromium ÷ SqliteSaver |`);
 console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|`);
 for (const [label, key] of rows) {
-  const cells = names.map((name) => sides[name][key].toLocaleString('en-US'));
+  const cells = names.map((name) => format(sides[name][key]));
   const ratio = (side) => (sides[side][key] / official[key]).toFixed(2);
   console.log(`| ${label} | ${cells.join(' | ')} | ${ratio(names[0])} | ${ratio(names[1])} |`);
 }
