@@ -15,7 +15,7 @@ fi
 bash scripts/pack-into.sh "$app"
 (cd "$app" && node --test --test-reporter=spec node.test.mjs)
 echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (runstore/core, memory, Node)"
-(cd "$app" && node_modules/.bin/vitest run)
+(cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
 (cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)
 echo "[langgraph] the saver benchmark, as a smoke test (its figures mean nothing at this size)"
 (cd "$app" && node bench.mjs --checkpoints 20 --runs 1)
