@@ -7,3 +7,21 @@ export async function openStore(name) {
   await init();
   return RunStoreCore.open(name, { persistence: 'memory' });
 }
+
+/**
+ * The validation package's initializer: each checkpointer it creates is a RunStoreSaver on a
+ * store of its own (named `label-N`), closed when the suite destroys it.
+ */
+export function saverInitializer(label, RunStoreSaver) {
+  let opened = 0;
+  return {
+    checkpointerName: 'runstore',
+    async createCheckpointer() {
+      opened += 1;
+      return new RunStoreSaver(await openStore(`${label}-${opened}`));
+    },
+    async destroyCheckpointer(saver) {
+      await saver.store.close();
+    },
+  };
+}
