@@ -2,7 +2,6 @@
 // the installed package. Each checkpointer the suite creates gets a store of its own, so no
 // test sees another's threads. `vitest run` prints the suite's own pass count.
 import { validate } from '@langchain/langgraph-checkpoint-validation';
-import { RunStoreSaver } from 'runstore/langgraph';
 import { saverInitializer } from './src/node-store.js';
 
-validate(saverInitializer('validation', RunStoreSaver));
+validate(saverInitializer('validation'));

@@ -2,6 +2,7 @@
 // wasm by itself). Once the package's RunStore runs in-process in Node, this becomes
 // `RunStore.open(name, { persistence: 'memory' })`.
 import { init, RunStoreCore } from 'runstore/core';
+import { RunStoreSaver } from 'runstore/langgraph';
 
 export async function openStore(name) {
   await init();
@@ -12,7 +13,7 @@ export async function openStore(name) {
  * The validation package's initializer: each checkpointer it creates is a RunStoreSaver on a
  * store of its own (named `label-N`), closed when the suite destroys it.
  */
-export function saverInitializer(label, RunStoreSaver) {
+export function saverInitializer(label) {
   let opened = 0;
   return {
     checkpointerName: 'runstore',
