@@ -3,6 +3,7 @@
 //! shape (rows of 100 workflows, 100 per insert), claims of 100 settled as one batch or one
 //! completion at a time. On OPFS every page a commit changes is a write; these counts are what
 //! the browser benchmark's outbox figures follow.
+#![cfg(not(target_family = "wasm"))]
 
 use std::path::Path;
 
