@@ -123,47 +123,6 @@ impl RunStoreCore {
     }
 }
 
-/// Whether `field` is `name` or a path inside it (`name.x`, `name[0]`).
-fn is_within(field: &str, name: &str) -> bool {
-    field
-        .strip_prefix(name)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-}
-
-/// For a method whose argument `record` the store checks field by field: names an
-/// INVALID_INPUT about one of the record's fields (`contentHash`, as the native API does) by
-/// its path from the argument (`record.contentHash`). Fields under `others`, the method's
-/// other parameters, stay as they are.
-pub(super) fn in_argument<'a>(
-    record: &'a str,
-    others: &'a [&'a str],
-) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason }
-            if !others.iter().any(|other| is_within(&field, other))
-                && !field.starts_with(&format!("{record}.")) =>
-        {
-            Error::InvalidInput {
-                field: format!("{record}.{field}"),
-                reason,
-            }
-        }
-        other => other,
-    }
-}
-
-/// Names an INVALID_INPUT the store reports under `from` (`outbox[3].dispatchKey`) by the
-/// argument `to` it came from (`rows[3].dispatchKey`).
-pub(super) fn renamed<'a>(from: &'a str, to: &'a str) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason } if is_within(&field, from) => Error::InvalidInput {
-            field: format!("{to}{}", &field[from.len()..]),
-            reason,
-        },
-        other => other,
-    }
-}
-
 #[wasm_bindgen]
 impl RunStoreCore {
     /// Opens (creating if needed) the store `name`. With `persistence: "opfs"` the store lives

@@ -156,6 +156,13 @@ export const CASES = [
     'INVALID_INPUT', 'record.name'],
   // Copying from a detached array throws in JS; the import must refuse it before it copies.
   ['a detached array as a database file', 'importDatabase', () => [detached(), null], 'INVALID_INPUT', 'bytes'],
+  // 10. a field named by its path inside the operation, and the same limits on every path
+  ['empty key in an outbox row inside a step', 'commit', () => [{ operations: [{ op: 'insertOutbox', rows: [{ ...ROW, dispatchKey: '' }] }] }],
+    'INVALID_INPUT', 'step.operations[0].rows[0].dispatchKey'],
+  ['empty checkpoint id inside a step', 'commit', () => [{ operations: [{ op: 'compareAndSwapCheckpoint',
+    checkpoint: { checkpointId: '', revision: 0, state: {}, updatedAt: 0 } }] }], 'INVALID_INPUT', 'step.operations[0].checkpoint.checkpointId'],
+  ['a 2,000-character workflow type in a query', 'queryWorkflows', () => [{ workflowType: 't'.repeat(2000) }], 'INVALID_INPUT', 'query.workflowType'],
+  ['an empty workflow type in a query', 'queryWorkflows', () => [{ workflowType: '' }], 'INVALID_INPUT', 'query.workflowType'],
 ];
 
 /** A function cannot cross postMessage: the client refuses it, naming the path. */
