@@ -14,6 +14,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{input, js_error, output, output_json};
 use super::reserve::Reserve;
+use super::to_js;
 use super::{install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
@@ -51,15 +52,31 @@ pub struct RunStoreCore {
 }
 
 impl RunStoreCore {
+    /// The open store; BACKEND once closed.
+    fn store(&self) -> Result<&SqliteStore> {
+        self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        })
+    }
+
     /// Runs `op` on the open store and converts its answer.
     pub(super) fn call<T: serde::Serialize>(
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output(store.and_then(op))
+        output(self.store().and_then(op))
+    }
+
+    /// As [`RunStoreCore::call`] for an operation that answers bytes: JS gets a `Uint8Array`
+    /// copied straight out of them.
+    pub(super) fn call_bytes(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<Vec<u8>>,
+    ) -> Result<JsValue, JsValue> {
+        self.store()
+            .and_then(op)
+            .and_then(|bytes| to_js::bytes_to_js(&bytes))
+            .map_err(js_error)
     }
 
     /// As [`RunStoreCore::call`] for an operation that answers JSON text (see
@@ -68,10 +85,7 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output_json(store.and_then(op))
+        output_json(self.store().and_then(op))
     }
 
     /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
@@ -81,10 +95,7 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<String, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        store.and_then(op).map_err(js_error)
+        self.store().and_then(op).map_err(js_error)
     }
 
     /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the

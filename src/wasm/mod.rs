@@ -33,10 +33,13 @@ mod facade_retention;
 mod facade_steps;
 mod facade_transfer;
 mod facade_workflow;
+mod intrinsics;
 mod json_text;
 mod lock;
+mod operations;
 mod reserve;
 mod time;
+mod to_js;
 mod value;
 mod walk;
 
