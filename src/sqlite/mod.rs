@@ -65,6 +65,9 @@ pub struct SqliteStore {
     /// Set when a delete inside a step freed pages: the step gives them back to the file
     /// system after it commits (see `SqliteStore::release_space`).
     release_after_step: Cell<bool>,
+    /// Set while the WAL cannot be checkpointed for want of room, and while a delete runs
+    /// (see `retention.rs`): writes other than deletes are then refused.
+    room: retention::Room,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -109,7 +112,7 @@ impl SqliteStore {
     /// # Errors
     /// As [`SqliteStore::open`].
     pub fn from_connection(
-        conn: Connection,
+        mut conn: Connection,
         medium: Medium,
         durability: Durability,
     ) -> Result<Self> {
@@ -127,11 +130,18 @@ impl SqliteStore {
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;
         migrations::migrate(&conn)?;
-        Ok(Self {
+        let room = retention::Room::watch(&mut conn)?;
+        let store = Self {
             conn,
             in_step: Cell::new(false),
             release_after_step: Cell::new(false),
-        })
+            room,
+        };
+        // A WAL left by the last session is checkpointed, and pages a delete freed but could
+        // not give back (a full disk, a crash) go back now.
+        store.checkpoint();
+        store.release_space();
+        Ok(store)
     }
 
     /// Hands back the connection, for SQL the store does not offer (the benchmarks' plain-SQL
@@ -149,6 +159,7 @@ impl SqliteStore {
         let tx = if self.in_step.get() {
             None
         } else {
+            self.check_room()?;
             Some(Transaction::new_unchecked(
                 &self.conn,
                 TransactionBehavior::Immediate,

@@ -1,7 +1,13 @@
 //! SQL of retention: purging closed workflows across the per-workflow tables, and giving
 //! freed space back to the file system.
 
-use rusqlite::{params, Connection};
+use std::cell::Cell;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rusqlite::hooks::Wal;
+use rusqlite::{params, Connection, ErrorCode};
 
 use super::paging::checked_limit;
 use super::{from_sql_int, SqliteStore};
@@ -13,55 +19,150 @@ use crate::model::Millis;
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];
 
 /// How many bytes of pages one step of [`SqliteStore::release_space`] moves: the most the WAL
-/// grows by before the step's checkpoint empties it again.
-const RELEASE_STEP_BYTES: u64 = 1 << 20;
+/// grows by before the step's checkpoint empties it again. Chrome gives an OPFS file room in
+/// chunks of at least 1 MiB, and keeps a chunk with the file while it is open: half of one
+/// lets every step run in the room the delete itself got for the WAL.
+const RELEASE_STEP_BYTES: u64 = 512 << 10;
+
+/// Frames in the WAL from which a commit checkpoints it: SQLite's own automatic checkpoint.
+const AUTOCHECKPOINT_FRAMES: c_int = 1000;
+
+/// Whether the store has room to take a write.
+///
+/// A commit goes to the WAL, and a checkpoint copies it into the database file, which grows by
+/// the pages the commit added. On a full disk that growth fails: the checkpoint stops, and
+/// without a guard the WAL would take every later commit and grow instead, until the database
+/// could never take it in (in Chrome, whose OPFS gives a growing file room in doubling steps,
+/// a database of 8 MiB needs 8 MiB more to grow at all, which the WAL, growing in smaller
+/// steps, has used up), and no delete could run either: a store full for good. So once a
+/// checkpoint found no room, writes are refused with STORAGE_FULL until one succeeds again;
+/// deletes still run, and theirs succeeds once they shrink the database below its file.
+pub(crate) struct Room {
+    /// Set by the WAL hook when the automatic checkpoint found no room, cleared when a
+    /// checkpoint completes.
+    blocked: Arc<AtomicBool>,
+    /// Set while a delete runs: it may write even then.
+    deleting: Cell<bool>,
+}
+
+impl Room {
+    /// Runs SQLite's automatic checkpoint from a WAL hook of the store's own, which notes
+    /// whether it found room.
+    pub(crate) fn watch(conn: &mut Connection) -> Result<Room> {
+        let blocked = Arc::new(AtomicBool::new(false));
+        let noted = Arc::clone(&blocked);
+        conn.wal_hook(Some(move |wal: &mut Wal, frames: c_int| {
+            if frames >= AUTOCHECKPOINT_FRAMES {
+                match wal.checkpoint() {
+                    Ok(()) => noted.store(false, Ordering::Relaxed),
+                    Err(error) if is_full(&error) => noted.store(true, Ordering::Relaxed),
+                    // Readers on other connections (natively): the next commit tries again.
+                    Err(_) => {}
+                }
+            }
+            // The commit stands either way.
+            Ok(())
+        }))?;
+        Ok(Room {
+            blocked,
+            deleting: Cell::new(false),
+        })
+    }
+}
+
+fn is_full(error: &rusqlite::Error) -> bool {
+    error.sqlite_error_code() == Some(ErrorCode::DiskFull)
+}
+
+/// Marks a delete as running for as long as it lives.
+struct Deleting<'a>(&'a Cell<bool>);
+
+impl Drop for Deleting<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
 
 impl SqliteStore {
+    /// Refuses a write while the WAL cannot be checkpointed for want of room (see [`Room`]),
+    /// after trying once more: a delete may have made room.
+    ///
+    /// # Errors
+    /// [`Error::StorageFull`].
+    pub(crate) fn check_room(&self) -> Result<()> {
+        if self.room.deleting.get()
+            || !self.room.blocked.load(Ordering::Relaxed)
+            || self.checkpoint()
+        {
+            return Ok(());
+        }
+        Err(Error::StorageFull {
+            message: "the disk is full: the database cannot take in its write-ahead log; \
+                      delete or purge to make room"
+                .into(),
+        })
+    }
+
     /// Gives the pages freed by a delete back to the file system, in steps:
     /// `incremental_vacuum(n)` moves up to `n` pages from the end of the database into free
     /// ones and truncates it (in a database created with incremental auto-vacuum; in others
     /// it does nothing), and a checkpoint copies that into the file. Small steps keep the WAL
     /// small, so that this works on a full disk: each step needs room for about
-    /// [`RELEASE_STEP_BYTES`] of WAL, and on OPFS the step's checkpoint gives more back.
+    /// [`RELEASE_STEP_BYTES`] of WAL.
     ///
     /// Best effort, after the delete has committed: when a step fails for want of room, the
     /// freed pages left stay on the free list, where later writes reuse them, and the next
-    /// delete tries again. The delete's own result stands either way.
-    pub(crate) fn release_space(&self) {
+    /// delete (or the next open) tries again. The delete's own result stands either way.
+    /// Returns whether every page that can go back went back: false when a step failed with
+    /// pages left (the caller may make room and call again).
+    pub(crate) fn release_space(&self) -> bool {
         if self.in_step.get() {
             // Checkpoints cannot run inside the step's transaction: after it commits.
             self.release_after_step.set(true);
-            return;
+            return true;
         }
         let conn = self.conn();
+        let free_pages = || pragma_u64(conn, "freelist_count").unwrap_or(0);
+        if free_pages() == 0 {
+            return true;
+        }
         let step = pragma_u64(conn, "page_size").map_or(1, |size| RELEASE_STEP_BYTES / size.max(1));
         // First the WAL, which may hold much of a full disk's space.
         self.checkpoint();
         loop {
-            let free = pragma_u64(conn, "freelist_count").unwrap_or(0);
-            if free == 0 || incremental_vacuum(conn, step.max(1)).is_err() {
-                return;
+            let free = free_pages();
+            if free == 0 {
+                return true;
+            }
+            if incremental_vacuum(conn, step.max(1)).is_err() {
+                return false;
             }
             self.checkpoint();
-            if pragma_u64(conn, "freelist_count").unwrap_or(0) >= free {
-                return; // no progress: the database does not use incremental auto-vacuum
+            if free_pages() >= free {
+                // No progress: the database does not use incremental auto-vacuum and keeps
+                // its freed pages for later writes.
+                return true;
             }
         }
     }
 
     /// Copies the WAL into the database file. On OPFS the store holds the database alone
-    /// (exclusive locking): TRUNCATE also empties the WAL file, giving its space back to the
-    /// origin's quota. A native file may have readers on other connections, which TRUNCATE
-    /// would wait for: PASSIVE copies what it can without waiting, and `journal_size_limit`
-    /// trims the WAL when it next restarts. Best effort, as [`SqliteStore::release_space`].
-    fn checkpoint(&self) {
+    /// (exclusive locking): TRUNCATE also empties the WAL file, which gives its space back to
+    /// the origin's quota once the file closes. A native file may have readers on other
+    /// connections, which TRUNCATE would wait for: PASSIVE copies what it can without
+    /// waiting, and `journal_size_limit` trims the WAL when it next restarts. Best effort, as
+    /// [`SqliteStore::release_space`]; returns whether it found room (see [`Room`]).
+    pub(crate) fn checkpoint(&self) -> bool {
         let conn = self.conn();
         let mode = if exclusive(conn) {
             "TRUNCATE"
         } else {
             "PASSIVE"
         };
-        let _ = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+        let outcome = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+        let full = outcome.as_ref().is_err_and(is_full);
+        self.room.blocked.store(full, Ordering::Relaxed);
+        !full
     }
 
     /// Runs a delete; when the disk is full, makes room by checkpointing the WAL (on OPFS
@@ -75,6 +176,8 @@ impl SqliteStore {
             // Inside a step there is no checkpoint to make room with: the step fails whole.
             return delete();
         }
+        self.room.deleting.set(true);
+        let _deleting = Deleting(&self.room.deleting);
         match delete() {
             Err(Error::StorageFull { .. }) => {
                 self.checkpoint();
@@ -163,16 +266,38 @@ impl RetentionStore for SqliteStore {
             page_size: pragma_u64(conn, "page_size")?,
             page_count: pragma_u64(conn, "page_count")?,
             freelist_count: pragma_u64(conn, "freelist_count")?,
-            // 2 is INCREMENTAL (1 would be FULL, which this store never sets).
-            incremental_vacuum: pragma_u64(conn, "auto_vacuum")? == 2,
+            incremental_vacuum: incremental(conn),
         })
     }
 
     fn vacuum(&self) -> Result<()> {
         // The mode takes effect with the VACUUM that follows; both outside any transaction.
-        self.conn()
-            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
-        self.release_space();
-        Ok(())
+        let rewritten = self
+            .conn()
+            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+            .map_err(Error::from);
+        match rewritten {
+            // A full disk has no room for the second copy VACUUM writes; a database in
+            // incremental auto-vacuum gives its free pages back step by step instead, in
+            // about no room at all.
+            Err(Error::StorageFull { .. }) if incremental(self.conn()) => {
+                if self.release_space() {
+                    Ok(())
+                } else {
+                    rewritten
+                }
+            }
+            Err(error) => Err(error),
+            Ok(()) => {
+                self.release_space();
+                Ok(())
+            }
+        }
     }
+}
+
+/// Whether the database uses incremental auto-vacuum (2; 1 would be FULL, which this store
+/// never sets).
+fn incremental(conn: &Connection) -> bool {
+    pragma_u64(conn, "auto_vacuum").is_ok_and(|mode| mode == 2)
 }

@@ -98,23 +98,23 @@ impl RunStoreCore {
         self.store().and_then(op).map_err(js_error)
     }
 
-    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
-    /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
-    /// went through, the reserve is set up again in the background.
+    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), or its
+    /// freed pages could not all go back to the file system, the store's reserve of OPFS space
+    /// is given up and the delete (or the giving back) runs once more (see `reserve.rs`).
     pub(super) fn call_freeing<T: serde::Serialize>(
         &self,
         op: impl Fn(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let Some(store) = self.store.as_ref() else {
+        let (Some(store), Some(reserve)) = (self.store.as_ref(), self.reserve.as_ref()) else {
             return self.call(op);
         };
-        let result = match (op(store), &self.reserve) {
-            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => op(store),
-            (result, _) => result,
+        let result = match op(store) {
+            Err(Error::StorageFull { .. }) if reserve.release() => op(store),
+            result => {
+                give_back(store, reserve);
+                result
+            }
         };
-        if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
-            reserve.refill();
-        }
         output(result)
     }
 
@@ -131,6 +131,14 @@ impl RunStoreCore {
         op: impl FnOnce(&SqliteStore) -> Result<()>,
     ) -> Result<JsValue, JsValue> {
         self.call(op).map(|_| JsValue::UNDEFINED)
+    }
+}
+
+/// Gives the pages freed by deletes back to the file system; when that found no room, with
+/// the room the reserve held back.
+fn give_back(store: &SqliteStore, reserve: &Reserve) {
+    if !store.release_space() && reserve.release() {
+        store.release_space();
     }
 }
 
@@ -163,6 +171,10 @@ impl RunStoreCore {
             Some(pool) => Some(Reserve::acquire(pool.name()).await),
             None => None,
         };
+        if let Some(reserve) = &reserve {
+            // Pages an earlier delete freed on a full origin but could not give back.
+            give_back(&store, reserve);
+        }
         Ok(RunStoreCore {
             store: Some(store),
             pool,
@@ -174,10 +186,17 @@ impl RunStoreCore {
     /// is on disk already. Calls after `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
-        self.reserve = None;
+        let reserve = self.reserve.take();
         let pool = self.pool.take();
         wasm_bindgen_futures::future_to_promise(async move {
             if let Some(pool) = pool {
+                // The files closed, the origin has back the room they no longer hold: the
+                // reserve takes its share before the next opener (which waits for the pool's
+                // lock) can.
+                pool.close_files().map_err(js_error)?;
+                if let Some(reserve) = reserve {
+                    reserve.fill().await;
+                }
                 pool.close().await.map_err(js_error)?;
             }
             Ok(JsValue::UNDEFINED)
