@@ -14,6 +14,7 @@ pub(crate) mod packages;
 pub(crate) mod paging;
 mod retention;
 pub(crate) mod revisions;
+mod room;
 mod run_journal;
 pub(crate) mod steps;
 mod timers;
@@ -67,7 +68,7 @@ pub struct SqliteStore {
     release_after_step: Cell<bool>,
     /// Set while the WAL cannot be checkpointed for want of room, and while a delete runs
     /// (see `retention.rs`): writes other than deletes are then refused.
-    room: retention::Room,
+    room: room::Room,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -130,17 +131,14 @@ impl SqliteStore {
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;
         migrations::migrate(&conn)?;
-        let room = retention::Room::watch(&mut conn)?;
+        let room = room::Room::watch(&mut conn)?;
         let store = Self {
             conn,
             in_step: Cell::new(false),
             release_after_step: Cell::new(false),
             room,
         };
-        // A WAL left by the last session is checkpointed, and pages a delete freed but could
-        // not give back (a full disk, a crash) go back now.
-        store.checkpoint();
-        store.release_space();
+        store.release_space_left();
         Ok(store)
     }
 

@@ -1,15 +1,12 @@
 //! SQL of retention: purging closed workflows across the per-workflow tables, and giving
 //! freed space back to the file system.
 
-use std::cell::Cell;
-use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use rusqlite::hooks::Wal;
-use rusqlite::{params, Connection, ErrorCode};
+use rusqlite::{params, Connection};
 
 use super::paging::checked_limit;
+use super::room::{is_full, Deleting};
 use super::{from_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::retention::*;
@@ -24,85 +21,10 @@ const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "wo
 /// lets every step run in the room the delete itself got for the WAL.
 const RELEASE_STEP_BYTES: u64 = 512 << 10;
 
-/// Frames in the WAL from which a commit checkpoints it: SQLite's own automatic checkpoint.
-const AUTOCHECKPOINT_FRAMES: c_int = 1000;
-
-/// Whether the store has room to take a write.
-///
-/// A commit goes to the WAL, and a checkpoint copies it into the database file, which grows by
-/// the pages the commit added. On a full disk that growth fails: the checkpoint stops, and
-/// without a guard the WAL would take every later commit and grow instead, until the database
-/// could never take it in (in Chrome, whose OPFS gives a growing file room in doubling steps,
-/// a database of 8 MiB needs 8 MiB more to grow at all, which the WAL, growing in smaller
-/// steps, has used up), and no delete could run either: a store full for good. So once a
-/// checkpoint found no room, writes are refused with STORAGE_FULL until one succeeds again;
-/// deletes still run, and theirs succeeds once they shrink the database below its file.
-pub(crate) struct Room {
-    /// Set by the WAL hook when the automatic checkpoint found no room, cleared when a
-    /// checkpoint completes.
-    blocked: Arc<AtomicBool>,
-    /// Set while a delete runs: it may write even then.
-    deleting: Cell<bool>,
-}
-
-impl Room {
-    /// Runs SQLite's automatic checkpoint from a WAL hook of the store's own, which notes
-    /// whether it found room.
-    pub(crate) fn watch(conn: &mut Connection) -> Result<Room> {
-        let blocked = Arc::new(AtomicBool::new(false));
-        let noted = Arc::clone(&blocked);
-        conn.wal_hook(Some(move |wal: &mut Wal, frames: c_int| {
-            if frames >= AUTOCHECKPOINT_FRAMES {
-                match wal.checkpoint() {
-                    Ok(()) => noted.store(false, Ordering::Relaxed),
-                    Err(error) if is_full(&error) => noted.store(true, Ordering::Relaxed),
-                    // Readers on other connections (natively): the next commit tries again.
-                    Err(_) => {}
-                }
-            }
-            // The commit stands either way.
-            Ok(())
-        }))?;
-        Ok(Room {
-            blocked,
-            deleting: Cell::new(false),
-        })
-    }
-}
-
-fn is_full(error: &rusqlite::Error) -> bool {
-    error.sqlite_error_code() == Some(ErrorCode::DiskFull)
-}
-
-/// Marks a delete as running for as long as it lives.
-struct Deleting<'a>(&'a Cell<bool>);
-
-impl Drop for Deleting<'_> {
-    fn drop(&mut self) {
-        self.0.set(false);
-    }
-}
+/// Free pages an open leaves for later writes rather than giving them back.
+const PAGES_LEFT_AT_OPEN: u64 = 64;
 
 impl SqliteStore {
-    /// Refuses a write while the WAL cannot be checkpointed for want of room (see [`Room`]),
-    /// after trying once more: a delete may have made room.
-    ///
-    /// # Errors
-    /// [`Error::StorageFull`].
-    pub(crate) fn check_room(&self) -> Result<()> {
-        if self.room.deleting.get()
-            || !self.room.blocked.load(Ordering::Relaxed)
-            || self.checkpoint()
-        {
-            return Ok(());
-        }
-        Err(Error::StorageFull {
-            message: "the disk is full: the database cannot take in its write-ahead log; \
-                      delete or purge to make room"
-                .into(),
-        })
-    }
-
     /// Gives the pages freed by a delete back to the file system, in steps:
     /// `incremental_vacuum(n)` moves up to `n` pages from the end of the database into free
     /// ones and truncates it (in a database created with incremental auto-vacuum; in others
@@ -146,13 +68,23 @@ impl SqliteStore {
         }
     }
 
+    /// Gives back the pages an earlier delete freed but could not give back (a full disk, a
+    /// crash), when there are more than a few: a new database has the page a migration freed,
+    /// which its first write takes again, and giving that back would cost a checkpoint (after
+    /// which the next commit writes and flushes a new WAL header too).
+    pub(crate) fn release_space_left(&self) {
+        if pragma_u64(self.conn(), "freelist_count").unwrap_or(0) > PAGES_LEFT_AT_OPEN {
+            self.release_space();
+        }
+    }
+
     /// Copies the WAL into the database file. On OPFS the store holds the database alone
     /// (exclusive locking): TRUNCATE also empties the WAL file, which gives its space back to
     /// the origin's quota once the file closes. A native file may have readers on other
     /// connections, which TRUNCATE would wait for: PASSIVE copies what it can without
     /// waiting, and `journal_size_limit` trims the WAL when it next restarts. Best effort, as
     /// [`SqliteStore::release_space`]; returns whether it found room (see [`Room`]).
-    pub(crate) fn checkpoint(&self) -> bool {
+    pub(super) fn checkpoint(&self) -> bool {
         let conn = self.conn();
         let mode = if exclusive(conn) {
             "TRUNCATE"
@@ -176,8 +108,7 @@ impl SqliteStore {
             // Inside a step there is no checkpoint to make room with: the step fails whole.
             return delete();
         }
-        self.room.deleting.set(true);
-        let _deleting = Deleting(&self.room.deleting);
+        let _deleting = Deleting::start(&self.room);
         match delete() {
             Err(Error::StorageFull { .. }) => {
                 self.checkpoint();
