@@ -47,7 +47,8 @@ self.onmessage = async ({ data }) => {
     report.oversized = growthFromOversized(store, memory);
     report.repeated = await runRepeated(call, data.repeat);
     report.readOnce = await runReadOnce(call);
-    report.attacks = await runBuiltinAttacks(call, { client: false });
+    const open = (...args) => RunStoreCore.open(...args);
+    report.attacks = await runBuiltinAttacks(call, { client: false, open, name });
     report.property = await runProperty(call, { ...data, client: false });
     report.openProperty = await runOpenProperty((...args) => RunStoreCore.open(...args), { ...data, ms: data.ms / 4, client: false });
     const before = await snapshot(call);

@@ -283,7 +283,7 @@ async function withTraps(target, keys, run) {
  * setters only through runstore/core: the page's client is the page's own code. Returns the
  * failures.
  */
-export async function runBuiltinAttacks(call, { client }) {
+export async function runBuiltinAttacks(call, { client, open, name }) {
   const failures = [];
   const expect = (name, ok, outcome) => {
     if (!ok) failures.push({ name, outcome });
@@ -317,6 +317,18 @@ export async function runBuiltinAttacks(call, { client }) {
   expect('an error with setters named as its fields', answers.refused.code === 'INVALID_INPUT' && answers.refused.field === 'workflowId'
     && answers.refused.name === 'RunStoreError', answers.refused);
   expect('an import with setters named as its answer', answers.imported.value?.schemaVersion >= 1, answers.imported);
+  // A second open of the store's name is refused at once, also when a setter takes the
+  // option that says not to wait for the store's lock.
+  const swallowed = Object.getOwnPropertyDescriptor(Object.prototype, 'ifAvailable');
+  Object.defineProperty(Object.prototype, 'ifAvailable', { configurable: true, set() {}, get() { return undefined; } });
+  const opening = Date.now();
+  const second = await settle(() => open(name, { persistence: 'opfs' })).finally(() => {
+    if (swallowed) Object.defineProperty(Object.prototype, 'ifAvailable', swallowed);
+    else delete Object.prototype.ifAvailable;
+  });
+  const waited = Date.now() - opening;
+  await second.value?.close();
+  expect('a second open with a setter on its lock option', second.code === 'BUSY' && waited < 2000, { ...second, waited });
   const afterTraps = await settle(() => call('head', ['trapped']));
   expect('a call after them', afterTraps.value === head + 1 || afterTraps.value === 0, afterTraps);
   return failures;
