@@ -43,6 +43,9 @@ pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> 
         .map_err(|e| serialization(e.to_string()))?;
     let text = String::from_utf8(text).map_err(|e| serialization(e.to_string()))?;
     if found.places.is_empty() {
+        if let Some(value) = primitive(&text) {
+            return Ok(value);
+        }
         return from_json(&text, None, None).map_err(|_| serialization("JSON.parse failed"));
     }
     let places = serde_json::to_string(&found.places).map_err(|e| serialization(e.to_string()))?;
@@ -50,6 +53,19 @@ pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> 
     // `from_json` copies what it needs before it returns.
     let bytes = unsafe { Uint8Array::view(&found.bytes) };
     from_json(&text, Some(places), Some(bytes)).map_err(|_| serialization("JSON.parse failed"))
+}
+
+/// A number, boolean or `null` (most writes answer one) made without a call into JS.
+fn primitive(text: &str) -> Option<JsValue> {
+    match text {
+        "null" => Some(JsValue::NULL),
+        "true" => Some(JsValue::TRUE),
+        "false" => Some(JsValue::FALSE),
+        _ if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
+            text.parse::<f64>().ok().map(JsValue::from_f64)
+        }
+        _ => None,
+    }
 }
 
 /// `bytes` as a new `Uint8Array`, copied straight out of wasm memory (a whole database file
