@@ -12,6 +12,7 @@ pub(crate) mod bytes;
 pub mod checkpoints;
 pub mod conversations;
 pub mod effects;
+pub(crate) mod fields;
 pub mod journal;
 pub mod namespaces;
 pub mod outbox;

@@ -356,7 +356,7 @@ impl StepStore for SqliteStore {
                 .enumerate()
                 .map(|(index, operation)| {
                     self.apply(operation)
-                        .map_err(|error| error.in_operation(index))
+                        .map_err(|error| operation.name_field(error).in_operation(index))
                 })
                 .collect::<Result<Vec<_>>>()?
         };

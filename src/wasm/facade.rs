@@ -14,6 +14,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{input, js_error, output, output_json};
 use super::reserve::Reserve;
+use super::to_js;
 use super::{install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
@@ -51,15 +52,31 @@ pub struct RunStoreCore {
 }
 
 impl RunStoreCore {
+    /// The open store; BACKEND once closed.
+    fn store(&self) -> Result<&SqliteStore> {
+        self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        })
+    }
+
     /// Runs `op` on the open store and converts its answer.
     pub(super) fn call<T: serde::Serialize>(
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output(store.and_then(op))
+        output(self.store().and_then(op))
+    }
+
+    /// As [`RunStoreCore::call`] for an operation that answers bytes: JS gets a `Uint8Array`
+    /// copied straight out of them.
+    pub(super) fn call_bytes(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<Vec<u8>>,
+    ) -> Result<JsValue, JsValue> {
+        self.store()
+            .and_then(op)
+            .and_then(|bytes| to_js::bytes_to_js(&bytes))
+            .map_err(js_error)
     }
 
     /// As [`RunStoreCore::call`] for an operation that answers JSON text (see
@@ -68,10 +85,7 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output_json(store.and_then(op))
+        output_json(self.store().and_then(op))
     }
 
     /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
@@ -81,29 +95,26 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<String, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        store.and_then(op).map_err(js_error)
+        self.store().and_then(op).map_err(js_error)
     }
 
-    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
-    /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
-    /// went through, the reserve is set up again in the background.
+    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), or its
+    /// freed pages could not all go back to the file system, the store's reserve of OPFS space
+    /// is given up and the delete (or the giving back) runs once more (see `reserve.rs`).
     pub(super) fn call_freeing<T: serde::Serialize>(
         &self,
         op: impl Fn(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let Some(store) = self.store.as_ref() else {
+        let (Some(store), Some(reserve)) = (self.store.as_ref(), self.reserve.as_ref()) else {
             return self.call(op);
         };
-        let result = match (op(store), &self.reserve) {
-            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => op(store),
-            (result, _) => result,
+        let result = match op(store) {
+            Err(Error::StorageFull { .. }) if reserve.release() => op(store),
+            result => {
+                give_back(store, reserve);
+                result
+            }
         };
-        if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
-            reserve.refill();
-        }
         output(result)
     }
 
@@ -123,44 +134,11 @@ impl RunStoreCore {
     }
 }
 
-/// Whether `field` is `name` or a path inside it (`name.x`, `name[0]`).
-fn is_within(field: &str, name: &str) -> bool {
-    field
-        .strip_prefix(name)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-}
-
-/// For a method whose argument `record` the store checks field by field: names an
-/// INVALID_INPUT about one of the record's fields (`contentHash`, as the native API does) by
-/// its path from the argument (`record.contentHash`). Fields under `others`, the method's
-/// other parameters, stay as they are.
-pub(super) fn in_argument<'a>(
-    record: &'a str,
-    others: &'a [&'a str],
-) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason }
-            if !others.iter().any(|other| is_within(&field, other))
-                && !field.starts_with(&format!("{record}.")) =>
-        {
-            Error::InvalidInput {
-                field: format!("{record}.{field}"),
-                reason,
-            }
-        }
-        other => other,
-    }
-}
-
-/// Names an INVALID_INPUT the store reports under `from` (`outbox[3].dispatchKey`) by the
-/// argument `to` it came from (`rows[3].dispatchKey`).
-pub(super) fn renamed<'a>(from: &'a str, to: &'a str) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason } if is_within(&field, from) => Error::InvalidInput {
-            field: format!("{to}{}", &field[from.len()..]),
-            reason,
-        },
-        other => other,
+/// Gives the pages freed by deletes back to the file system; when that found no room, with
+/// the room the reserve held back.
+fn give_back(store: &SqliteStore, reserve: &Reserve) {
+    if !store.release_space() && reserve.release() {
+        store.release_space();
     }
 }
 
@@ -193,6 +171,10 @@ impl RunStoreCore {
             Some(pool) => Some(Reserve::acquire(pool.name()).await),
             None => None,
         };
+        if let Some(reserve) = &reserve {
+            // Pages an earlier delete freed on a full origin but could not give back.
+            give_back(&store, reserve);
+        }
         Ok(RunStoreCore {
             store: Some(store),
             pool,
@@ -204,10 +186,17 @@ impl RunStoreCore {
     /// is on disk already. Calls after `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
-        self.reserve = None;
+        let reserve = self.reserve.take();
         let pool = self.pool.take();
         wasm_bindgen_futures::future_to_promise(async move {
             if let Some(pool) = pool {
+                // The files closed, the origin has back the room they no longer hold: the
+                // reserve takes its share before the next opener (which waits for the pool's
+                // lock) can.
+                pool.close_files().map_err(js_error)?;
+                if let Some(reserve) = reserve {
+                    reserve.fill().await;
+                }
                 pool.close().await.map_err(js_error)?;
             }
             Ok(JsValue::UNDEFINED)

@@ -4,6 +4,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{input, input_text};
 use super::facade::RunStoreCore;
+use super::operations::StepArgument;
 use crate::*;
 
 /// Names an INVALID_INPUT by its path from the `step` argument: `step.requestId`, or
@@ -34,7 +35,7 @@ impl RunStoreCore {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Step")] step: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let step: Step = input("step", step)?;
+        let StepArgument(step) = input("step", step)?;
         self.call(|s| s.commit(&step).map_err(within_step))
     }
 
@@ -43,7 +44,7 @@ impl RunStoreCore {
     /// name.
     #[wasm_bindgen(js_name = __commitText, skip_typescript)]
     pub fn commit_text(&self, step: String) -> Result<JsValue, JsValue> {
-        let step: Step = input_text("step", &step)?;
+        let StepArgument(step) = input_text("step", &step)?;
         self.call(|s| s.commit(&step).map_err(within_step))
     }
 

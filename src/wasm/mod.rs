@@ -33,10 +33,13 @@ mod facade_retention;
 mod facade_steps;
 mod facade_transfer;
 mod facade_workflow;
+mod intrinsics;
 mod json_text;
 mod lock;
+mod operations;
 mod reserve;
 mod time;
+mod to_js;
 mod value;
 mod walk;
 
@@ -297,6 +300,21 @@ impl OpfsPool {
     /// [`Error::Busy`] too when the browser does not confirm the lock's release in time (the
     /// pool is closed then).
     pub async fn close(&self) -> Result<()> {
+        self.close_files()?;
+        let lock = self.lock.borrow_mut().take();
+        match lock {
+            Some(lock) => lock.release().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the pool's OPFS files but keeps its Web Lock (and so keeps other tabs and workers
+    /// out) until [`OpfsPool::close`]: the browser counts what the files hold now, not the room
+    /// they were given while open. Closing closed files does nothing.
+    ///
+    /// # Errors
+    /// As [`OpfsPool::close`].
+    pub fn close_files(&self) -> Result<()> {
         if self.util.is_uninstalled() {
             return Ok(());
         }
@@ -308,12 +326,7 @@ impl OpfsPool {
                 message: format!("a store of OPFS pool {} is still open", self.name),
             },
             other => errors::pool(other),
-        })?;
-        let lock = self.lock.borrow_mut().take();
-        match lock {
-            Some(lock) => lock.release().await,
-            None => Ok(()),
-        }
+        })
     }
 
     fn check_open(&self) -> Result<()> {

@@ -3,7 +3,7 @@
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
-import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
+import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
@@ -52,6 +52,7 @@ window.runHostileClient = async (options) => {
   report.table = await runTable(call, { client: true });
   report.repeated = await runRepeated(call, options.repeat);
   report.readOnce = await runReadOnce(call);
+  report.attacks = await runBuiltinAttacks(call, { client: true });
   report.property = await runProperty(call, { ...options, client: true });
   const before = await snapshot(call);
   await store.close();
