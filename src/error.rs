@@ -206,6 +206,39 @@ impl Error {
         }
     }
 
+    /// For an error about a field of the record an argument holds (`contentHash`, as the store
+    /// checks a record field by field): the same error naming that field by its path from the
+    /// argument (`record.contentHash`). Fields under `others`, the call's other parameters,
+    /// and fields named from the argument already stay as they are.
+    pub fn within_argument(self, record: &str, others: &[&str]) -> Self {
+        match self {
+            Error::InvalidInput { field, reason }
+                if !others.iter().any(|other| is_within(&field, other))
+                    && !field.starts_with(&format!("{record}.")) =>
+            {
+                Error::InvalidInput {
+                    field: format!("{record}.{field}"),
+                    reason,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// For an error the store reports under `from` (`outbox[3].dispatchKey`): the same error
+    /// named by the argument `to` it came from (`rows[3].dispatchKey`).
+    pub fn renamed(self, from: &str, to: &str) -> Self {
+        match self {
+            Error::InvalidInput { field, reason } if is_within(&field, from) => {
+                Error::InvalidInput {
+                    field: format!("{to}{}", &field[from.len()..]),
+                    reason,
+                }
+            }
+            other => other,
+        }
+    }
+
     /// Shorthand for [`Error::NotFound`].
     pub fn not_found(entity: &'static str, id: impl Into<String>) -> Self {
         Error::NotFound {
@@ -213,6 +246,13 @@ impl Error {
             id: id.into(),
         }
     }
+}
+
+/// Whether `field` is `name` or a path inside it (`name.x`, `name[0]`).
+fn is_within(field: &str, name: &str) -> bool {
+    field
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
 }
 
 impl From<rusqlite::Error> for Error {

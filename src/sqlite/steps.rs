@@ -159,7 +159,9 @@ fn prune(conn: &Connection, seq: i64, committed_at: i64) -> Result<()> {
 }
 
 impl SqliteStore {
-    /// Applies one operation through the store method of the same name.
+    /// Applies one operation through the store method of the same name. An INVALID_INPUT
+    /// names the field by its path from the operation, as the method names it from its
+    /// arguments (`record.contentHash`, `rows[3].dispatchKey`), whichever way it came.
     fn apply(&self, operation: &Operation) -> Result<OperationOutcome> {
         use OperationOutcome as Done;
         Ok(match operation {
@@ -172,7 +174,9 @@ impl SqliteStore {
                 head: self.append_with_outbox(workflow_id, events, *expected_seq, outbox)?,
             },
             Operation::InsertOutbox { rows } => Done::InsertOutbox {
-                inserted: self.insert_outbox(rows)?,
+                inserted: self
+                    .insert_outbox(rows)
+                    .map_err(|e| e.renamed("outbox", "rows"))?,
             },
             Operation::ClaimOutbox { now, limit, filter } => Done::ClaimOutbox {
                 rows: self.claim_outbox(*now, *limit, filter)?,
@@ -237,7 +241,8 @@ impl SqliteStore {
                 checkpoint,
                 expected_revision,
             } => {
-                self.compare_and_swap_checkpoint(checkpoint, *expected_revision)?;
+                self.compare_and_swap_checkpoint(checkpoint, *expected_revision)
+                    .map_err(|e| e.within_argument("checkpoint", &["expectedRevision"]))?;
                 Done::CompareAndSwapCheckpoint {
                     revision: checkpoint.revision,
                 }
@@ -246,30 +251,36 @@ impl SqliteStore {
                 record,
                 expected_revision,
             } => {
-                self.compare_and_swap_effect(record, *expected_revision)?;
+                self.compare_and_swap_effect(record, *expected_revision)
+                    .map_err(|e| e.within_argument("record", &["expectedRevision"]))?;
                 Done::CompareAndSwapEffect {
                     revision: record.revision,
                 }
             }
             Operation::UpsertVisibility { record } => {
-                self.upsert_visibility(record)?;
+                self.upsert_visibility(record)
+                    .map_err(|e| e.within_argument("record", &[]))?;
                 Done::UpsertVisibility {}
             }
             Operation::RecordRunEvent { event } => {
-                self.record_run_event(event)?;
+                self.record_run_event(event)
+                    .map_err(|e| e.within_argument("event", &[]))?;
                 Done::RecordRunEvent {}
             }
             Operation::SaveConversation {
                 state,
                 expected_revision,
             } => {
-                self.save_conversation(state, *expected_revision)?;
+                self.save_conversation(state, *expected_revision)
+                    .map_err(|e| e.within_argument("state", &["expectedRevision"]))?;
                 Done::SaveConversation {
                     revision: state.revision,
                 }
             }
             Operation::PutArtifact { artifact, now } => Done::PutArtifact {
-                artifact: self.put_artifact(artifact, *now)?,
+                artifact: self
+                    .put_artifact(artifact, *now)
+                    .map_err(|e| e.within_argument("artifact", &["now"]))?,
             },
             Operation::DeleteArtifact { scope, artifact_id } => Done::DeleteArtifact {
                 deleted: self.delete_artifact(scope, artifact_id)?,
@@ -287,7 +298,9 @@ impl SqliteStore {
                 outcome: self.register_namespace(name, *origin, *now)?,
             },
             Operation::PutNamespace { record } => Done::PutNamespace {
-                outcome: self.put_namespace(record)?,
+                outcome: self
+                    .put_namespace(record)
+                    .map_err(|e| e.within_argument("record", &[]))?,
             },
             Operation::SetNamespacePlacement { name, placement } => {
                 self.set_namespace_placement(name, placement)?;
@@ -301,9 +314,10 @@ impl SqliteStore {
                 member_types,
             } => {
                 match member_types {
-                    Some(types) => self.put_package_for_types(record, types)?,
-                    None => self.put_package(record)?,
+                    Some(types) => self.put_package_for_types(record, types),
+                    None => self.put_package(record),
                 }
+                .map_err(|e| e.within_argument("record", &["memberTypes"]))?;
                 Done::PutPackage {}
             }
             Operation::DeletePackage {
@@ -325,6 +339,24 @@ impl SqliteStore {
 
 impl StepStore for SqliteStore {
     fn commit(&self, step: &Step) -> Result<StepOutcome> {
+        if step.frees_space() {
+            // A delete under a request id writes a request-log row too: on a full disk both
+            // need the room a checkpoint of the WAL gives back.
+            self.delete_with_room(|| self.commit_once(step))
+        } else {
+            self.commit_once(step)
+        }
+    }
+
+    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
+        check_id("requestId", request_id)?;
+        Ok(recorded(self.conn(), request_id)?.map(|(_, record)| record))
+    }
+}
+
+impl SqliteStore {
+    /// Applies the step in one transaction, or answers what its request id recorded.
+    fn commit_once(&self, step: &Step) -> Result<StepOutcome> {
         check_step(step)?;
         let fingerprint = match &step.request_id {
             Some(_) => Some(fingerprint(&step.operations)?),
@@ -371,10 +403,5 @@ impl StepStore for SqliteStore {
             outcomes,
             replayed: false,
         })
-    }
-
-    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
-        check_id("requestId", request_id)?;
-        Ok(recorded(self.conn(), request_id)?.map(|(_, record)| record))
     }
 }
