@@ -405,3 +405,49 @@ impl SqliteStore {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(store: &SqliteStore, operation: Operation) -> (usize, String) {
+        match store.commit(&Step::new().with(operation)) {
+            Err(Error::Operation { index, error }) => match *error {
+                Error::InvalidInput { field, .. } => (index, field),
+                other => panic!("not INVALID_INPUT: {other}"),
+            },
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_operations_invalid_input_names_its_field_from_the_operation() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let row = NewOutboxRow {
+            dispatch_key: String::new(),
+            workflow_id: "wf".into(),
+            ordinal: 1,
+            activity_type: "a".into(),
+            input: vec![1],
+            visible_after: 0,
+            attempt: 0,
+            run_id: None,
+            namespace: None,
+            task_queue: None,
+            node: None,
+            max_attempts: None,
+        };
+        let rows = Operation::InsertOutbox { rows: vec![row] };
+        assert_eq!(field_of(&store, rows), (0, "rows[0].dispatchKey".into()));
+        let package = Operation::PutPackage {
+            record: PackageRecord {
+                workflow_type: "t".into(),
+                content_hash: "NOT-HEX".into(),
+                archive: vec![1],
+                deployed_at: 0,
+            },
+            member_types: Some(vec!["t".into()]),
+        };
+        assert_eq!(field_of(&store, package), (0, "record.contentHash".into()));
+    }
+}
