@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{input, js_error, output, output_json};
 use super::reserve::Reserve;
-use super::{install_pool, open_in_memory, OpfsPool};
+use super::{check_pool_name, install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
 /// Where `RunStoreCore.open` keeps the database.
@@ -33,6 +33,16 @@ struct OpenOptions {
     persistence: Persistence,
     #[serde(default)]
     durability: Durability,
+}
+
+/// The arguments of `open`, read and checked: an OPFS store's name must be a pool name.
+fn open_arguments(name: JsValue, options: JsValue) -> Result<(String, OpenOptions), JsValue> {
+    let name: String = input("name", name)?;
+    let options: OpenOptions = input("options", options)?;
+    if let Persistence::Opfs = options.persistence {
+        check_pool_name(&name).map_err(js_error)?;
+    }
+    Ok((name, options))
 }
 
 /// The database file inside a store's pool.
@@ -87,16 +97,19 @@ impl RunStoreCore {
         store.and_then(op).map_err(js_error)
     }
 
-    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
-    /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
-    /// went through, the reserve is set up again in the background.
+    /// As [`RunStoreCore::call`] for a delete (see [`RunStoreCore::freeing`]).
     pub(super) fn call_freeing<T: serde::Serialize>(
         &self,
         op: impl Fn(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let Some(store) = self.store.as_ref() else {
-            return self.call(op);
-        };
+        output(self.freeing(op))
+    }
+
+    /// Runs a delete on the open store: when it finds no room (STORAGE_FULL), the store's
+    /// reserve of OPFS space is given up and the delete runs once more; once a delete went
+    /// through, the reserve is set up again in the background.
+    pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
+        let store = self.store()?;
         let result = match (op(store), &self.reserve) {
             (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => op(store),
             (result, _) => result,
@@ -104,7 +117,14 @@ impl RunStoreCore {
         if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
             reserve.refill();
         }
-        output(result)
+        result
+    }
+
+    /// The open store.
+    pub(super) fn store(&self) -> Result<&SqliteStore> {
+        self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        })
     }
 
     /// The open store, for the calls that need it alone (an import replaces its content).
@@ -123,45 +143,20 @@ impl RunStoreCore {
     }
 }
 
-/// Whether `field` is `name` or a path inside it (`name.x`, `name[0]`).
-fn is_within(field: &str, name: &str) -> bool {
-    field
-        .strip_prefix(name)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-}
-
 /// For a method whose argument `record` the store checks field by field: names an
-/// INVALID_INPUT about one of the record's fields (`contentHash`, as the native API does) by
-/// its path from the argument (`record.contentHash`). Fields under `others`, the method's
-/// other parameters, stay as they are.
+/// INVALID_INPUT about one of the record's fields by its path from the argument (see
+/// [`Error::within_argument`]).
 pub(super) fn in_argument<'a>(
     record: &'a str,
     others: &'a [&'a str],
 ) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason }
-            if !others.iter().any(|other| is_within(&field, other))
-                && !field.starts_with(&format!("{record}.")) =>
-        {
-            Error::InvalidInput {
-                field: format!("{record}.{field}"),
-                reason,
-            }
-        }
-        other => other,
-    }
+    move |error| error.within_argument(record, others)
 }
 
-/// Names an INVALID_INPUT the store reports under `from` (`outbox[3].dispatchKey`) by the
-/// argument `to` it came from (`rows[3].dispatchKey`).
+/// Names an INVALID_INPUT the store reports under `from` by the argument `to` it came from
+/// (see [`Error::renamed`]).
 pub(super) fn renamed<'a>(from: &'a str, to: &'a str) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason } if is_within(&field, from) => Error::InvalidInput {
-            field: format!("{to}{}", &field[from.len()..]),
-            reason,
-        },
-        other => other,
-    }
+    move |error| error.renamed(from, to)
 }
 
 #[wasm_bindgen]
@@ -173,8 +168,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
-        let name: String = input("name", name)?;
-        let options: OpenOptions = input("options", options)?;
+        let (name, options) = open_arguments(name, options)?;
         let (store, pool) = match options.persistence {
             Persistence::Memory => (open_in_memory().map_err(js_error)?, None),
             Persistence::Opfs => {
@@ -198,6 +192,14 @@ impl RunStoreCore {
             pool,
             reserve,
         })
+    }
+
+    /// Checks the arguments of `open` as it checks them (the name, and the pool name an OPFS
+    /// store takes from it; the options), opening nothing: for the main-thread client, whose
+    /// tab may use a store another tab opened. Not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __checkOpen, skip_typescript)]
+    pub fn check_open(name: JsValue, options: JsValue) -> Result<(), JsValue> {
+        open_arguments(name, options).map(|_| ())
     }
 
     /// Closes the database and releases its OPFS files and lock. Every commit that returned
