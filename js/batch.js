@@ -3,25 +3,32 @@
 // (`Promise.all` of reads, a runner settling several outbox rows) pays that twice instead of
 // once per call. The first call of a task leaves at once, as a lone call always did; the
 // calls after it in the same task leave as one `{ batch }` message at the end of the task
-// (each was captured when it was made, see wire.js). The worker runs them in order and
+// (each captured when it was made, see wire.js). The worker runs them in order and
 // answers them in one message, each call with its own result or error.
 
 import { RunStoreError, toRunStoreError } from './errors.js';
 
 export class Batcher {
   #post;
+  #copy;
   #queue = [];
   #inTask = false;
 
-  /** @param {(message: object) => void} post sends one message */
-  constructor(post) {
+  /**
+   * @param {(message: object) => void} post sends one message
+   * @param {(message: object) => object} copy what a call that leaves at the end of the task
+   *   keeps of its message: the message itself when it was captured already (wire.js), else a
+   *   copy, as the message a call posts at once is copied by postMessage
+   */
+  constructor(post, copy = (message) => message) {
     this.#post = post;
+    this.#copy = copy;
   }
 
-  /** Sends `message` (captured: nothing changes it later) now, or with the task's other calls. */
+  /** Sends `message` now, or with the task's other calls; throws for what cannot be cloned. */
   send(message) {
     if (this.#inTask) {
-      this.#queue.push(message);
+      this.#queue.push(this.#copy(message));
       return;
     }
     this.#post(message);

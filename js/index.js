@@ -12,6 +12,7 @@ import { METHODS, PARAMETERS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { WRITES, capture } from './wire.js';
+import { unsendable } from './unsendable.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
 import { syncStore } from './sync.js';
 
@@ -76,7 +77,9 @@ export class RunStore {
       name: `runstore ${typeof name === 'string' ? name : ''}`,
     });
     this.#worker = worker;
-    this.#batcher = new Batcher((message) => worker.postMessage(message));
+    // Nothing is sent twice here: a read goes as its arguments, copied by postMessage (or, if
+    // it leaves with its task's other calls, when it is made).
+    this.#batcher = new Batcher((message) => worker.postMessage(message), structuredClone);
     worker.addEventListener('message', (event) => this.#settle(event.data));
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
     worker.addEventListener('error', (event) => {
@@ -153,7 +156,10 @@ export class RunStore {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     let message;
     try {
-      message = capture(method, args, this.#requestIdOf(method, args));
+      // A shared store keeps every call as it was made, to send it again after a hand-off; a
+      // private store's reads and imports are copied as they are posted.
+      const captured = this.#tabs || WRITES.has(method);
+      message = captured ? capture(method, args, this.#requestIdOf(method, args)) : { method, args };
     } catch (error) {
       return Promise.reject(error);
     }
@@ -175,7 +181,13 @@ export class RunStore {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       this.#pending.set(id, { resolve, reject });
-      this.#batcher.send({ id, ...message });
+      try {
+        this.#batcher.send({ id, ...message });
+      } catch (error) {
+        // A read holding a function, a symbol, a Proxy or getter that throws never reaches the store.
+        this.#pending.delete(id);
+        reject(unsendable(message.method, message.args ?? [], error));
+      }
     });
   }
 
