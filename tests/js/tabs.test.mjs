@@ -150,12 +150,20 @@ test('subscribe filters by area and workflow, and unsubscribes', async () => {
 test('calls no leader answers settle with UNAVAILABLE carrying their request id', async () => {
   const holder = await openApp();
   const caller = await openApp();
-  // A tab that holds the leader lock and announces itself, but never answers.
+  // A tab that holds the leader lock, announces itself and links the tabs that join (as a
+  // leader's worker does, passing their options), but never answers a call.
   await holder.evaluate(() => {
     navigator.locks.request('runstore-leader:tabs-silent', () => new Promise(() => {}));
     // Kept on window: a channel nothing refers to may be collected with its listener.
     window.control = new BroadcastChannel('runstore:tabs-silent:control');
     window.control.onmessage = (e) => e.data.type === 'who' && window.control.postMessage({ type: 'leader', leaderId: 'silent' });
+    window.requests = new BroadcastChannel('runstore:tabs-silent:requests');
+    window.links = [];
+    window.requests.onmessage = ({ data: { link, check } }) => {
+      const channel = new BroadcastChannel(`runstore:tabs-silent:link:silent:${link}`);
+      window.links.push(channel);
+      channel.postMessage({ linked: true, protocol: 2, fresh: true, checked: check && { ok: true } });
+    };
   });
   const got = await caller.evaluate(async () => {
     const started = performance.now();
@@ -174,14 +182,21 @@ test('calls no leader answers settle with UNAVAILABLE carrying their request id'
   assert.match(got.write.message, /requestOutcome/);
   assert.deepEqual([got.read.code, got.read.requestId], ['UNAVAILABLE', null]);
   assert.ok(got.ms < 10_000, `settled after ${got.ms} ms`);
-  // Without any leader announcing itself, open itself settles with UNAVAILABLE.
+  // Without any leader announcing itself, or with one whose worker never links a tab, open
+  // itself settles with UNAVAILABLE.
   await holder.evaluate(() => {
     navigator.locks.request('runstore-leader:tabs-nobody', () => new Promise(() => {}));
+    navigator.locks.request('runstore-leader:tabs-mute', () => new Promise(() => {}));
+    window.mute = new BroadcastChannel('runstore:tabs-mute:control');
+    window.mute.onmessage = (e) => e.data.type === 'who' && window.mute.postMessage({ type: 'leader', leaderId: 'mute' });
   });
-  const refused = await caller.evaluate(() =>
-    window.runstore.RunStore.open('tabs-nobody', { persistence: 'opfs', requestTimeoutMs: 1000 }).then(() => 'opened', (e) => e.code),
-  );
-  assert.equal(refused, 'UNAVAILABLE');
+  for (const name of ['tabs-nobody', 'tabs-mute']) {
+    const refused = await caller.evaluate(
+      (name) => window.runstore.RunStore.open(name, { persistence: 'opfs', requestTimeoutMs: 1000 }).then(() => 'opened', (e) => e.code),
+      name,
+    );
+    assert.equal(refused, 'UNAVAILABLE', name);
+  }
   await holder.close();
   await caller.close();
 });
