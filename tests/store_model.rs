@@ -758,7 +758,10 @@ impl Model {
                 head: self.append_with_outbox(workflow_id, events, *expected_seq, outbox)?,
             },
             Operation::InsertOutbox { rows } => Done::InsertOutbox {
-                inserted: self.insert_outbox(rows)?,
+                // Inside a step a field is named from the operation, as from the method's arguments.
+                inserted: self
+                    .insert_outbox(rows)
+                    .map_err(|e| e.renamed("outbox", "rows"))?,
             },
             Operation::CompleteOutbox {
                 dispatch_key,
@@ -795,7 +798,8 @@ impl Model {
                 checkpoint,
                 expected_revision,
             } => {
-                self.write_checkpoint(checkpoint, *expected_revision)?;
+                self.write_checkpoint(checkpoint, *expected_revision)
+                    .map_err(|e| e.within_argument("checkpoint", &["expectedRevision"]))?;
                 Done::CompareAndSwapCheckpoint {
                     revision: checkpoint.revision,
                 }
@@ -804,7 +808,8 @@ impl Model {
                 record,
                 expected_revision,
             } => {
-                self.write_effect(record, *expected_revision)?;
+                self.write_effect(record, *expected_revision)
+                    .map_err(|e| e.within_argument("record", &["expectedRevision"]))?;
                 Done::CompareAndSwapEffect {
                     revision: record.revision,
                 }
