@@ -174,6 +174,7 @@ export class Tabs {
   #abort = null;
   #hidden = false;
   #joined = null;
+  #joinStarted = 0;
   #releaseClientLock = () => {};
   /** Calls not settled yet, by id: each with its captured message. */
   #pending = new Map();
@@ -233,6 +234,8 @@ export class Tabs {
       };
     });
     this.#state = 'joined';
+    this.#joinStarted = performance.now();
+    this.#startSweep();
     this.#queue();
     this.#control.postMessage({ type: 'who' });
     await joined;
@@ -391,9 +394,18 @@ export class Tabs {
     for (const entry of entries) entry.sentTo = leaderId;
   }
 
-  /** Asks the leader's worker for this tab's link again (it answers `fresh` if it had lost it). */
+  /**
+   * Asks the leader's worker for this tab's link again: a request or its answer may have been
+   * lost. Until the link is ready, the request carries again the calls the first one carried
+   * (and, while the tab joins, its name and options); a worker that had no link to this tab
+   * any more answers `fresh`.
+   */
   #askForLink() {
-    if (this.#link) this.#requests.postMessage({ link: this.#clientId, to: this.#link.leaderId, calls: [] });
+    const link = this.#link;
+    if (!link) return;
+    const carried = link.ready ? [] : this.#unanswered((entry) => entry.sentTo === link.leaderId);
+    const check = this.#joined.settled ? undefined : [this.#name, this.#options];
+    this.#requests.postMessage({ link: this.#clientId, to: link.leaderId, check, calls: carried.map((entry) => asValues(entry.message)) });
   }
 
   #unlink() {
@@ -448,9 +460,10 @@ export class Tabs {
     this.#sweep = setInterval(() => this.#sweepPending(), every);
   }
 
+  /** Expires calls past their time; asks again who leads, and for the link, for calls (or a join) waiting long. */
   #sweepPending() {
     const now = performance.now();
-    let waiting = false;
+    let waiting = !this.#joined.settled && now - this.#joinStarted > ASK_AGAIN_MS;
     for (const entry of [...this.#pending.values()]) {
       if (now - entry.started >= this.#timeoutMs) this.#expire(entry, `no leader answered within ${this.#timeoutMs} ms`);
       else if (now - entry.started > ASK_AGAIN_MS) waiting = true;
@@ -459,7 +472,7 @@ export class Tabs {
       this.#control.postMessage({ type: 'who' });
       this.#askForLink();
     }
-    if (this.#pending.size === 0) {
+    if (this.#pending.size === 0 && this.#joined.settled) {
       clearInterval(this.#sweep);
       this.#sweep = null;
     }

@@ -157,7 +157,7 @@ class FakeChannel {
 
   postMessage(data) {
     if (this.closed) throw Object.assign(new Error('channel is closed'), { name: 'InvalidStateError' });
-    if (!this.#context.alive) return;
+    if (!this.#context.alive || this.#origin.lose?.(this.name, data)) return;
     const copy = structuredClone(data);
     for (const member of this.#origin.channels.get(this.name)) {
       if (member === this) continue;
@@ -236,6 +236,8 @@ export class Origin {
 
   /** Called with the worker's context after each write the store applied or replayed, before its answer leaves. */
   afterWrite = null;
+  /** Called with each message posted on a channel (its name, the message): true loses it. */
+  lose = null;
   /** How long each open of an OPFS store takes, and whether it fails. */
   openDelayMs = 0;
   failOpen = false;

@@ -130,6 +130,27 @@ test('a live tab keeps its link while 300 others open and close, and the leader 
   await Promise.all([leader.close(), live.close()]);
 });
 
+test('a lost request for a link, and the calls it carried, are asked for again: the tab joins and is answered', async () => {
+  const origin = new Origin({ seed: 7 });
+  const first = origin.page();
+  await openClient(first, 'lost');
+  const next = await openClient(origin.page(), 'lost');
+  // The joining tab's first request for its link is lost.
+  let lost = 0;
+  origin.lose = (name) => name.endsWith(':requests') && lost++ < 1;
+  const follower = await openClient(origin.page(), 'lost');
+  assert.equal(lost, 2, 'the request was lost, and asked for again');
+  // The leader's tab ends; the follower's call waits for the next leader and rides on its
+  // request for a link to it, which is lost.
+  lost = 0;
+  origin.lose = (name, data) => name.endsWith(':requests') && data.calls?.length > 0 && lost++ < 1;
+  first.close();
+  assert.equal(await follower.call('append', ['wf', [event(1)], 0], 'r-carried'), 1);
+  assert.equal(lost, 2, 'the request carrying the call was lost, and asked for again');
+  assert.equal(next.tabs.isLeader, true);
+  await Promise.all([follower.close(), next.close()]);
+});
+
 test('close() during a take-over settles, and the closed tab does not lead', async () => {
   for (const delay of [null, 0, 1, 3, 8]) {
     const origin = new Origin({ seed: 5 });

@@ -322,6 +322,29 @@ test('close() during a take-over settles, and the closed tab does not lead', asy
   }
 });
 
+test('an open that gives up while its tab takes over lets go of the leader and pool locks, and that tab never leads', async () => {
+  const holder = await openApp();
+  const giving = await openApp();
+  // The pool's lock held elsewhere: the opening tab's worker waits for it.
+  await holder.evaluate(() => {
+    navigator.locks.request('runstore-pool:tabs-slow-open', () => new Promise((resolve) => setTimeout(resolve, 3_000)));
+  });
+  const refused = await giving.evaluate(() =>
+    window.runstore.RunStore.open('tabs-slow-open', { persistence: 'opfs', requestTimeoutMs: 1_000 }).then(() => 'opened', (e) => e.code),
+  );
+  assert.equal(refused, 'UNAVAILABLE');
+  // Past the moment the pool came free: the tab that gave up holds nothing and never leads.
+  await giving.waitForTimeout(4_000);
+  const held = await giving.evaluate(async () => (await navigator.locks.query()).held.map((lock) => lock.name));
+  assert.deepEqual(held.filter((name) => name.includes('tabs-slow-open')), []);
+  const next = await openApp();
+  const opened = await openShared(next, 'tabs-slow-open');
+  assert.equal(opened.isLeader, true);
+  assert.equal(await next.evaluate(() => window.store.append('wf', [{ type: 'custom', name: 'x', recordedAt: 1 }], 0)), 1);
+  await next.evaluate(() => window.store.close());
+  await Promise.all([holder.close(), giving.close(), next.close()]);
+});
+
 test('a follower\'s options and deep values meet the store\'s own checks; writes that change nothing announce nothing', async () => {
   const first = await openApp();
   const second = await openApp();
