@@ -423,20 +423,11 @@ mod tests {
     #[test]
     fn an_operations_invalid_input_names_its_field_from_the_operation() {
         let store = SqliteStore::open_in_memory().expect("store");
-        let row = NewOutboxRow {
-            dispatch_key: String::new(),
-            workflow_id: "wf".into(),
-            ordinal: 1,
-            activity_type: "a".into(),
-            input: vec![1],
-            visible_after: 0,
-            attempt: 0,
-            run_id: None,
-            namespace: None,
-            task_queue: None,
-            node: None,
-            max_attempts: None,
-        };
+        let row: NewOutboxRow = serde_json::from_value(serde_json::json!({
+            "dispatchKey": "", "workflowId": "wf", "ordinal": 1, "activityType": "a",
+            "input": [1], "visibleAfter": 0,
+        }))
+        .expect("a row");
         let rows = Operation::InsertOutbox { rows: vec![row] };
         assert_eq!(field_of(&store, rows), (0, "rows[0].dispatchKey".into()));
         let package = Operation::PutPackage {
