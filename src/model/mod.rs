@@ -9,6 +9,7 @@
 
 pub mod artifacts;
 pub(crate) mod bytes;
+pub mod changes;
 pub mod checkpoints;
 pub mod conversations;
 pub mod effects;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use super::value::{self, DeError};
-use super::{intrinsics, json_text, to_js, walk};
+use super::{intrinsics, to_js, walk};
 use crate::error::{clip, clip_to, MAX_FIELD_CHARS};
 use crate::Error;
 
@@ -33,19 +33,11 @@ pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
     input(field, value)
 }
 
-/// As [`input`] for an argument sent as JSON text (see `json_text.rs`): it passes the checks
-/// and conversions the same argument passes as a JS value, and fails where that one fails.
-pub(crate) fn input_text<T: DeserializeOwned>(field: &str, text: &str) -> Result<T, JsValue> {
-    json_text::read(field, text)
-        .and_then(|tree| from_tree(field, tree))
-        .map_err(js_error)
-}
-
 fn convert<T: DeserializeOwned>(field: &str, value: &JsValue) -> Result<T, Error> {
     from_tree(field, walk::read(field, value)?)
 }
 
-fn from_tree<T: DeserializeOwned>(field: &str, tree: value::Value) -> Result<T, Error> {
+pub(super) fn from_tree<T: DeserializeOwned>(field: &str, tree: value::Value) -> Result<T, Error> {
     value::deserialize(field, tree).map_err(|error| {
         let DeError {
             reason,

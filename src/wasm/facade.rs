@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 use super::convert::{input, js_error, output, output_json};
 use super::reserve::Reserve;
 use super::to_js;
-use super::{install_pool, open_in_memory, OpfsPool};
+use super::{check_pool_name, install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
 /// Where `RunStoreCore.open` keeps the database.
@@ -36,6 +36,16 @@ struct OpenOptions {
     durability: Durability,
 }
 
+/// The arguments of `open`, read and checked: an OPFS store's name must be a pool name.
+fn open_arguments(name: JsValue, options: JsValue) -> Result<(String, OpenOptions), JsValue> {
+    let name: String = input("name", name)?;
+    let options: OpenOptions = input("options", options)?;
+    if let Persistence::Opfs = options.persistence {
+        check_pool_name(&name).map_err(js_error)?;
+    }
+    Ok((name, options))
+}
+
 /// The database file inside a store's pool.
 const DATABASE_FILE: &str = "/runstore.db";
 
@@ -53,7 +63,7 @@ pub struct RunStoreCore {
 
 impl RunStoreCore {
     /// The open store; BACKEND once closed.
-    fn store(&self) -> Result<&SqliteStore> {
+    pub(super) fn store(&self) -> Result<&SqliteStore> {
         self.store.as_ref().ok_or_else(|| Error::Backend {
             message: "the store is closed".into(),
         })
@@ -98,24 +108,29 @@ impl RunStoreCore {
         self.store().and_then(op).map_err(js_error)
     }
 
-    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), or its
-    /// freed pages could not all go back to the file system, the store's reserve of OPFS space
-    /// is given up and the delete (or the giving back) runs once more (see `reserve.rs`).
+    /// As [`RunStoreCore::call`] for a delete (see [`RunStoreCore::freeing`]).
     pub(super) fn call_freeing<T: serde::Serialize>(
         &self,
         op: impl Fn(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let (Some(store), Some(reserve)) = (self.store.as_ref(), self.reserve.as_ref()) else {
-            return self.call(op);
+        output(self.freeing(op))
+    }
+
+    /// Runs a delete on the open store: when it finds no room (STORAGE_FULL), or its freed
+    /// pages could not all go back to the file system, the store's reserve of OPFS space is
+    /// given up and the delete (or the giving back) runs once more (see `reserve.rs`).
+    pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
+        let store = self.store()?;
+        let Some(reserve) = self.reserve.as_ref() else {
+            return op(store);
         };
-        let result = match op(store) {
+        match op(store) {
             Err(Error::StorageFull { .. }) if reserve.release() => op(store),
             result => {
                 give_back(store, reserve);
                 result
             }
-        };
-        output(result)
+        }
     }
 
     /// The open store, for the calls that need it alone (an import replaces its content).
@@ -151,8 +166,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
-        let name: String = input("name", name)?;
-        let options: OpenOptions = input("options", options)?;
+        let (name, options) = open_arguments(name, options)?;
         let (store, pool) = match options.persistence {
             Persistence::Memory => (open_in_memory().map_err(js_error)?, None),
             Persistence::Opfs => {
@@ -180,6 +194,14 @@ impl RunStoreCore {
             pool,
             reserve,
         })
+    }
+
+    /// Checks the arguments of `open` as it checks them (the name, and the pool name an OPFS
+    /// store takes from it; the options), opening nothing: for the main-thread client, whose
+    /// tab may use a store another tab opened. Not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __checkOpen, skip_typescript)]
+    pub fn check_open(name: JsValue, options: JsValue) -> Result<(), JsValue> {
+        open_arguments(name, options).map(|_| ())
     }
 
     /// Closes the database and releases its OPFS files and lock. Every commit that returned

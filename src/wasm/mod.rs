@@ -124,7 +124,7 @@ fn lock_name(pool: &str) -> String {
 /// The VFS names SQLite (`memdb`) and sqlite-wasm-rs (`memvfs`) register themselves.
 const RESERVED_POOL_NAMES: [&str; 2] = ["memvfs", "memdb"];
 
-fn check_pool_name(name: &str) -> Result<()> {
+pub(super) fn check_pool_name(name: &str) -> Result<()> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if name.is_empty() || name.len() > 64 || name.starts_with('.') || !name.chars().all(allowed) {
         return Err(Error::invalid(
