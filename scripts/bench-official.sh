@@ -12,7 +12,7 @@
 #
 # Usage: scripts/bench-official.sh [--engines chromium,firefox,webkit]
 #          [--workloads W1,W2,W3,W4,W4each,W5] [--setups opfs-relaxed,opfs-full,indexeddb,memory]
-#          [--sides core,official,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
+#          [--sides core,official,plain,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
 # e.g.   npm run bench -- --workloads W1 --setups memory --runs 1
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -9,6 +9,8 @@
 # - firefox: the same files on OPFS, and the package's cases and crash tests on IndexedDB;
 # - webkit (on Xvfb): everything but the full-origin test (WebKit cannot lower a quota) on
 #   IndexedDB, the medium `persistence: 'auto'` takes where OPFS sync access handles are missing.
+# The tab protocol's unit tests (tabs-protocol, on a browser faked in Node) and the client's
+# own modules' (wire, changes) run once, in Node.
 # Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,12 +38,15 @@ run() {
   echo "package tests in $engine on $medium took $(( $(date +%s) - started )) s"
 }
 
+echo "=== the client's modules and the tab protocol, in Node"
+node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
+
 engines=("$@")
 [ ${#engines[@]} -gt 0 ] || engines=(chromium firefox webkit)
 for engine in "${engines[@]}"; do
   case "$engine" in
     chromium)
-      run chromium opfs "${ALL[@]}" tests/js/wire.test.mjs
+      run chromium opfs "${ALL[@]}"
       # The package's cases again, each store served by another tab: the calls come from a follower.
       RUNSTORE_THROUGH=follower run chromium opfs tests/js/package.test.mjs
       run chromium indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs tests/js/tabs.test.mjs \

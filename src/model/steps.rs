@@ -275,6 +275,20 @@ impl Step {
         self.operations.push(operation);
         self
     }
+
+    /// Whether every operation of the step deletes (artifacts, packages, workflows): such a
+    /// step must work on a full disk, where it is how room comes back.
+    pub fn frees_space(&self) -> bool {
+        self.operations.iter().all(|operation| {
+            matches!(
+                operation,
+                Operation::DeleteArtifact { .. }
+                    | Operation::PurgeExpiredArtifacts { .. }
+                    | Operation::PurgeWorkflows { .. }
+                    | Operation::DeletePackage { .. }
+            )
+        })
+    }
 }
 
 /// What a committed step did.

@@ -274,7 +274,9 @@ fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<
         .operations
         .iter()
         .enumerate()
-        .map(|(index, operation)| apply(tx, operation).map_err(|error| error.in_operation(index)))
+        .map(|(index, operation)| {
+            apply(tx, operation).map_err(|error| operation.name_field(error).in_operation(index))
+        })
         .collect::<Result<Vec<_>>>()?;
     if let Some(seq) = reserved {
         record(tx, seq, &outcomes)?;

@@ -98,6 +98,15 @@ fn push_event_json(out: &mut String, workflow_id: &str, seq: u64, blob: &[u8]) -
     Ok(())
 }
 
+/// Checks a query's workflow type as every other path checks one (`filter.workflowType` of a
+/// visibility listing).
+pub(crate) fn check_query(query: &WorkflowQuery) -> Result<()> {
+    match &query.workflow_type {
+        Some(workflow_type) => check_id("query.workflowType", workflow_type),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn check_event(index: usize, event: &Event) -> Result<()> {
     let field = |name: &str| format!("events[{index}].{name}");
     let non_empty = |name: &str, value: &str| check_id_as(|| field(name), value);
@@ -558,6 +567,7 @@ impl EventJournal for SqliteStore {
         query: &WorkflowQuery,
         page: &PageRequest,
     ) -> Result<Page<WorkflowSummary>> {
+        check_query(query)?;
         let optional = |value: Option<SqlValue>| value.unwrap_or(SqlValue::Null);
         let page = SUMMARIES.read(
             self.conn(),

@@ -159,7 +159,8 @@ fn prune(conn: &Connection, seq: i64, committed_at: i64) -> Result<()> {
 }
 
 impl SqliteStore {
-    /// Applies one operation through the store method of the same name.
+    /// Applies one operation through the store method of the same name (its INVALID_INPUT
+    /// is named from the operation by `Operation::name_field`).
     fn apply(&self, operation: &Operation) -> Result<OperationOutcome> {
         use OperationOutcome as Done;
         Ok(match operation {
@@ -325,6 +326,24 @@ impl SqliteStore {
 
 impl StepStore for SqliteStore {
     fn commit(&self, step: &Step) -> Result<StepOutcome> {
+        if step.frees_space() {
+            // A delete under a request id writes a request-log row too: on a full disk both
+            // need the room a checkpoint of the WAL gives back.
+            self.delete_with_room(|| self.commit_once(step))
+        } else {
+            self.commit_once(step)
+        }
+    }
+
+    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
+        check_id("requestId", request_id)?;
+        Ok(recorded(self.conn(), request_id)?.map(|(_, record)| record))
+    }
+}
+
+impl SqliteStore {
+    /// Applies the step in one transaction, or answers what its request id recorded.
+    fn commit_once(&self, step: &Step) -> Result<StepOutcome> {
         check_step(step)?;
         let fingerprint = match &step.request_id {
             Some(_) => Some(fingerprint(&step.operations)?),
@@ -356,7 +375,7 @@ impl StepStore for SqliteStore {
                 .enumerate()
                 .map(|(index, operation)| {
                     self.apply(operation)
-                        .map_err(|error| error.in_operation(index))
+                        .map_err(|error| operation.name_field(error).in_operation(index))
                 })
                 .collect::<Result<Vec<_>>>()?
         };
@@ -372,9 +391,41 @@ impl StepStore for SqliteStore {
             replayed: false,
         })
     }
+}
 
-    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
-        check_id("requestId", request_id)?;
-        Ok(recorded(self.conn(), request_id)?.map(|(_, record)| record))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(store: &SqliteStore, operation: Operation) -> (usize, String) {
+        match store.commit(&Step::new().with(operation)) {
+            Err(Error::Operation { index, error }) => match *error {
+                Error::InvalidInput { field, .. } => (index, field),
+                other => panic!("not INVALID_INPUT: {other}"),
+            },
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_operations_invalid_input_names_its_field_from_the_operation() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let row: NewOutboxRow = serde_json::from_value(serde_json::json!({
+            "dispatchKey": "", "workflowId": "wf", "ordinal": 1, "activityType": "a",
+            "input": [1], "visibleAfter": 0,
+        }))
+        .expect("a row");
+        let rows = Operation::InsertOutbox { rows: vec![row] };
+        assert_eq!(field_of(&store, rows), (0, "rows[0].dispatchKey".into()));
+        let package = Operation::PutPackage {
+            record: PackageRecord {
+                workflow_type: "t".into(),
+                content_hash: "NOT-HEX".into(),
+                archive: vec![1],
+                deployed_at: 0,
+            },
+            member_types: Some(vec!["t".into()]),
+        };
+        assert_eq!(field_of(&store, package), (0, "record.contentHash".into()));
     }
 }

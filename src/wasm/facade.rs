@@ -12,9 +12,11 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
+use super::check_pool_name;
 use super::convert::{input, input_or_default, js_error, output, output_json};
 use super::persistence::{self, Persistence, Place};
 use super::reserve::Reserve;
+use super::to_js;
 use crate::{Durability, Error, Result, SqliteStore};
 
 #[derive(Deserialize, Serialize, Default)]
@@ -24,6 +26,17 @@ struct OpenOptions {
     persistence: Persistence,
     #[serde(default)]
     durability: Durability,
+}
+
+/// The arguments of `open`, read and checked: a persistent store's name must be a pool name
+/// (`auto` may take OPFS, whose pool is named after it).
+fn open_arguments(name: JsValue, options: JsValue) -> Result<(String, OpenOptions), JsValue> {
+    let name: String = input("name", name)?;
+    let options: OpenOptions = input_or_default("options", options)?;
+    if options.persistence != Persistence::Memory {
+        check_pool_name(&name).map_err(js_error)?;
+    }
+    Ok((name, options))
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -39,20 +52,24 @@ pub struct RunStoreCore {
 }
 
 impl RunStoreCore {
+    /// The open store; BACKEND once closed.
+    pub(super) fn store(&self) -> Result<&SqliteStore> {
+        self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        })
+    }
+
     /// Runs `op` on the open store and converts its answer.
     pub(super) fn call<T: serde::Serialize>(
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output(store.and_then(op).map_err(|e| self.full_if_short(e)))
+        output(self.store().and_then(op).map_err(|e| self.full_if_short(e)))
     }
 
     /// An I/O error of an OPFS store whose write came up short is STORAGE_FULL: the quota
     /// stopped it (see `errors::last_write_was_short`).
-    fn full_if_short(&self, error: Error) -> Error {
+    pub(super) fn full_if_short(&self, error: Error) -> Error {
         match (&error, &self.place) {
             (Error::Backend { message }, Some(Place::Opfs(pool)))
                 if message.contains("disk I/O error")
@@ -66,16 +83,26 @@ impl RunStoreCore {
         }
     }
 
+    /// As [`RunStoreCore::call`] for an operation that answers bytes: JS gets a `Uint8Array`
+    /// copied straight out of them.
+    pub(super) fn call_bytes(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<Vec<u8>>,
+    ) -> Result<JsValue, JsValue> {
+        self.store()
+            .and_then(op)
+            .map_err(|e| self.full_if_short(e))
+            .and_then(|bytes| to_js::bytes_to_js(&bytes))
+            .map_err(js_error)
+    }
+
     /// As [`RunStoreCore::call`] for an operation that answers JSON text (see
     /// `convert::output_json`).
     pub(super) fn call_json(
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output_json(store.and_then(op).map_err(|e| self.full_if_short(e)))
+        output_json(self.store().and_then(op).map_err(|e| self.full_if_short(e)))
     }
 
     /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
@@ -85,34 +112,35 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<String, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        store
+        self.store()
             .and_then(op)
             .map_err(|e| js_error(self.full_if_short(e)))
     }
 
-    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
-    /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
-    /// went through, the reserve is set up again in the background.
+    /// As [`RunStoreCore::call`] for a delete (see [`RunStoreCore::freeing`]).
     pub(super) fn call_freeing<T: serde::Serialize>(
         &self,
         op: impl Fn(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let Some(store) = self.store.as_ref() else {
-            return self.call(op);
+        output(self.freeing(op))
+    }
+
+    /// Runs a delete on the open store: when it finds no room (STORAGE_FULL), or its freed
+    /// pages could not all go back to the file system, the store's reserve of OPFS space is
+    /// given up and the delete (or the giving back) runs once more (see `reserve.rs`).
+    pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
+        let store = self.store()?;
+        let op = |s: &SqliteStore| op(s).map_err(|e| self.full_if_short(e));
+        let Some(reserve) = self.reserve.as_ref() else {
+            return op(store);
         };
-        let result = match (op(store).map_err(|e| self.full_if_short(e)), &self.reserve) {
-            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => {
-                op(store).map_err(|e| self.full_if_short(e))
+        match op(store) {
+            Err(Error::StorageFull { .. }) if reserve.release() => op(store),
+            result => {
+                give_back(store, reserve);
+                result
             }
-            (result, _) => result,
-        };
-        if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
-            reserve.refill();
         }
-        output(result)
     }
 
     /// The open store, for the calls that need it alone (an import replaces its content).
@@ -131,44 +159,11 @@ impl RunStoreCore {
     }
 }
 
-/// Whether `field` is `name` or a path inside it (`name.x`, `name[0]`).
-fn is_within(field: &str, name: &str) -> bool {
-    field
-        .strip_prefix(name)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-}
-
-/// For a method whose argument `record` the store checks field by field: names an
-/// INVALID_INPUT about one of the record's fields (`contentHash`, as the native API does) by
-/// its path from the argument (`record.contentHash`). Fields under `others`, the method's
-/// other parameters, stay as they are.
-pub(super) fn in_argument<'a>(
-    record: &'a str,
-    others: &'a [&'a str],
-) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason }
-            if !others.iter().any(|other| is_within(&field, other))
-                && !field.starts_with(&format!("{record}.")) =>
-        {
-            Error::InvalidInput {
-                field: format!("{record}.{field}"),
-                reason,
-            }
-        }
-        other => other,
-    }
-}
-
-/// Names an INVALID_INPUT the store reports under `from` (`outbox[3].dispatchKey`) by the
-/// argument `to` it came from (`rows[3].dispatchKey`).
-pub(super) fn renamed<'a>(from: &'a str, to: &'a str) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason } if is_within(&field, from) => Error::InvalidInput {
-            field: format!("{to}{}", &field[from.len()..]),
-            reason,
-        },
-        other => other,
+/// Gives the pages freed by deletes back to the file system; when that found no room, with
+/// the room the reserve held back.
+fn give_back(store: &SqliteStore, reserve: &Reserve) {
+    if !store.release_space() && reserve.release() {
+        store.release_space();
     }
 }
 
@@ -184,8 +179,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions | undefined")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
-        let name: String = input("name", name)?;
-        let options: OpenOptions = input_or_default("options", options)?;
+        let (name, options) = open_arguments(name, options)?;
         let (store, place) = persistence::open(&name, options.persistence, options.durability)
             .await
             .map_err(js_error)?;
@@ -193,6 +187,10 @@ impl RunStoreCore {
             Place::Opfs(pool) => Some(Reserve::acquire(pool.name()).await),
             _ => None,
         };
+        if let Some(reserve) = &reserve {
+            // Pages an earlier delete freed on a full origin but could not give back.
+            give_back(&store, reserve);
+        }
         Ok(RunStoreCore {
             store: Some(store),
             place: Some(place),
@@ -237,16 +235,35 @@ impl RunStoreCore {
         matches!(&self.place, Some(Place::IndexedDb(pool)) if pool.has_unflushed_changes())
     }
 
+    /// Checks the arguments of `open` as it checks them (the name, and the pool name a
+    /// persistent store takes from it; the options), opening nothing: for the main-thread
+    /// client, whose tab may use a store another tab opened. Not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __checkOpen, skip_typescript)]
+    pub fn check_open(name: JsValue, options: JsValue) -> Result<(), JsValue> {
+        open_arguments(name, options).map(|_| ())
+    }
+
     /// Closes the database and releases its files and lock; on IndexedDB after storing what
     /// is not stored yet. Every commit that returned is on disk already on OPFS. Calls after
     /// `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
-        self.reserve = None;
+        let reserve = self.reserve.take();
         let place = self.place.take();
         wasm_bindgen_futures::future_to_promise(async move {
-            if let Some(place) = place {
-                place.close().await.map_err(js_error)?;
+            match place {
+                Some(Place::Opfs(pool)) => {
+                    // The files closed, the origin has back the room they no longer hold: the
+                    // reserve takes its share before the next opener (which waits for the
+                    // pool's lock) can.
+                    pool.close_files().map_err(js_error)?;
+                    if let Some(reserve) = reserve {
+                        reserve.fill().await;
+                    }
+                    pool.close().await.map_err(js_error)?;
+                }
+                Some(place) => place.close().await.map_err(js_error)?,
+                None => {}
             }
             Ok(JsValue::UNDEFINED)
         })

@@ -35,7 +35,11 @@ async function openThroughFollower(page) {
     });
     return host.evaluate(async (name) => {
       window.led ??= {};
-      window.led[name] ??= await window.runstore.RunStore.open(name, { persistence: 'opfs' });
+      try {
+        window.led[name] ??= await window.runstore.RunStore.open(name, { persistence: 'opfs' });
+      } catch {
+        return 'refused'; // a name the store refuses: the test's own open says so
+      }
       return window.led[name].isLeader;
     }, name);
   });
@@ -49,9 +53,17 @@ async function openThroughFollower(page) {
         const { RunStore } = value;
         const open = RunStore.open.bind(RunStore);
         RunStore.open = async (name, options) => {
-          if (!options || typeof options !== 'object' || options.exclusive) return open(name, options);
-          if (!(await window.leadInHostTab(String(name)))) throw new Error(`the host tab does not lead ${name}`);
-          const store = await open(name, { ...options, persistence: 'opfs' });
+          let shared;
+          try {
+            shared = options && typeof options === 'object' && !options.exclusive && { ...options, persistence: 'opfs' };
+          } catch {
+            shared = null; // options it cannot read: the client's own open says so
+          }
+          if (typeof name !== 'string' || !shared) return open(name, options);
+          const led = await window.leadInHostTab(name);
+          if (led === 'refused') return open(name, options);
+          if (!led) throw new Error(`the host tab does not lead ${name}`);
+          const store = await open(name, shared);
           if (store.isLeader) throw new Error(`${name} was opened as its leader, not as a follower`);
           return store;
         };
@@ -381,7 +393,7 @@ test('a write\'s change reaches subscribers with its answer; history pages read 
   await page.close();
 });
 
-test('a plain-data write crosses as its step\'s JSON text and reads back as written', async () => {
+test('a plain-data write crosses as its arguments\' JSON text and reads back as written', async () => {
   const page = await openApp();
   const result = await page.evaluate(async () => {
     // What leaves the page for the store's worker (or, from a follower, for the leader's).
@@ -390,7 +402,7 @@ test('a plain-data write crosses as its step\'s JSON text and reads back as writ
       const post = Target.prototype.postMessage;
       Target.prototype.postMessage = function (message, ...rest) {
         for (const call of [message, ...(message?.batch ?? []), ...(message?.calls ?? [])]) {
-          if (call?.method) sent.push({ method: call.method, text: typeof call.step === 'string', args: Array.isArray(call.args) });
+          if (call?.method) sent.push({ method: call.method, text: typeof call.text === 'string', args: Array.isArray(call.args) });
         }
         return post.call(this, message, ...rest);
       };
@@ -442,7 +454,7 @@ test('a follower whose leader does not say it reads text sends its writes as arg
       get() {
         const value = data.get.call(this);
         if (!value?.linked) return value;
-        const { text, ...older } = value;
+        const { protocol, ...older } = value;
         return older;
       },
     });
@@ -450,7 +462,7 @@ test('a follower whose leader does not say it reads text sends its writes as arg
     const post = BroadcastChannel.prototype.postMessage;
     BroadcastChannel.prototype.postMessage = function (message, ...rest) {
       for (const call of [message, ...(message?.batch ?? []), ...(message?.calls ?? [])]) {
-        if (call?.method === 'append') sent.push(typeof call.step === 'string' ? 'text' : 'arguments');
+        if (call?.method === 'append') sent.push(typeof call.text === 'string' ? 'text' : 'arguments');
       }
       return post.call(this, message, ...rest);
     };
@@ -552,6 +564,54 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     checkpoint: 'NOT_FOUND',
     ids: ['wf'],
   });
+  await page.close();
+});
+
+test('the client accepts and refuses exactly what runstore/core does, naming the same fields', async () => {
+  const page = await openApp();
+  const { core, client } = await page.evaluate(() => window.runParity('parity-test', { persistence: 'memory' }));
+  assert.equal(core.failed, undefined, core.failed);
+  assert.deepEqual(client, core.outcomes);
+  const outcomes = new Set(core.outcomes.map(([, outcome]) => outcome));
+  assert.ok(outcomes.has('resolved') && [...outcomes].some((o) => o.startsWith('INVALID_INPUT ')), [...outcomes].join(', '));
+  assert.ok(!core.outcomes.some(([, outcome]) => outcome.startsWith('plain')), 'every refusal is a RunStoreError');
+  await page.close();
+});
+
+test('open refuses what the store refuses: a name that is not a string, options it cannot read', async () => {
+  const page = await openApp();
+  const got = await page.evaluate(async () => {
+    const { RunStore } = window.runstore;
+    const outcome = (promise) =>
+      promise.then(
+        async (store) => {
+          await store.close();
+          return 'opened';
+        },
+        (error) => `${error.name} ${error.code} ${error.field}`,
+      );
+    const throwing = Object.defineProperty({ persistence: 'opfs' }, 'durability', { enumerable: true, get: () => { throw new Error('getter'); } });
+    const result = {
+      names: [],
+      throwingOptions: await outcome(RunStore.open('open-checks', throwing)),
+      revokedOptions: await outcome(RunStore.open('open-checks', (() => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy; })())),
+      unknownOption: await outcome(RunStore.open('open-checks', { persistence: 'opfs', junk: 1 })),
+      badName: await outcome(RunStore.open('.hidden', { persistence: 'opfs' })),
+      symbolName: await outcome(RunStore.open(Symbol('s'), { persistence: 'opfs' })),
+    };
+    for (const name of [42, null, undefined, new String('boxed')]) result.names.push(await outcome(RunStore.open(name, { persistence: 'opfs' })));
+    const root = await navigator.storage.getDirectory();
+    result.directories = [];
+    for await (const [entry] of root.entries()) result.directories.push(entry);
+    return result;
+  });
+  assert.deepEqual(got.names, Array(4).fill('RunStoreError INVALID_INPUT name'));
+  assert.equal(got.throwingOptions, 'RunStoreError INVALID_INPUT options');
+  assert.equal(got.revokedOptions, 'RunStoreError INVALID_INPUT options');
+  assert.equal(got.unknownOption, 'RunStoreError INVALID_INPUT options.junk');
+  assert.equal(got.badName, 'RunStoreError INVALID_INPUT name');
+  assert.equal(got.symbolName, 'RunStoreError INVALID_INPUT name');
+  for (const name of ['42', 'null', 'undefined', 'boxed']) assert.ok(!got.directories.includes(name), `${name} in ${got.directories}`);
   await page.close();
 });
 

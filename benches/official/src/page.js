@@ -63,7 +63,13 @@ async function removeStore(setup, name) {
   await reserve?.removeEntry(name).catch(() => {});
 }
 
-const SIDES = { core, official, client, exclusive: (request) => client(request, true) };
+const SIDES = {
+  core,
+  official: (request) => official({ ...request, schema: 'store' }),
+  plain: (request) => official({ ...request, schema: 'plain' }),
+  client,
+  exclusive: (request) => client(request, true),
+};
 
 const echo = new Worker(new URL('./echo-worker.js', import.meta.url), { type: 'module' });
 
@@ -88,7 +94,7 @@ window.bench = {
   postMessageRoundTrip,
   async measure(side, setup, workload, scale, name) {
     const result = await SIDES[side]({ setup, workload, scale, name });
-    if (side !== 'official' && setup !== 'memory') await removeStore(setup, name);
+    if (side !== 'official' && side !== 'plain' && setup !== 'memory') await removeStore(setup, name);
     return result;
   },
 };

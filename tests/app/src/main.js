@@ -3,7 +3,8 @@
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
-import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
+import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
+import { runCases } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 import { onMedium, pageMedium } from './medium.js';
 
@@ -80,6 +81,7 @@ window.runHostileClient = async (options) => {
   report.table = await runTable(call, { client: true });
   report.repeated = await runRepeated(call, options.repeat);
   report.readOnce = await runReadOnce(call);
+  report.attacks = await runBuiltinAttacks(call, { client: true });
   report.property = await runProperty(call, { ...options, client: true });
   const before = await snapshot(call);
   await store.close();
@@ -87,6 +89,26 @@ window.runHostileClient = async (options) => {
   report.reopened = (await snapshot((method, args) => reopened[method](...args))) === before;
   await reopened.close();
   return report;
+};
+
+/**
+ * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
+ * main-thread client on `options`; resolves to both lists of outcomes.
+ */
+window.runParity = async (name, options) => {
+  const core = await new Promise((resolve) => {
+    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage({ name });
+  });
+  const store = await RunStore.open(name, options);
+  const client = await runCases((method, args) => store[method](...args));
+  await store.close();
+  return { core, client };
 };
 
 document.getElementById('status').textContent = 'ready';
