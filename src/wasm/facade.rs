@@ -229,8 +229,8 @@ impl RunStoreCore {
     }
 
     /// Whether a write is not stored yet (IndexedDB only): the client's worker flushes before
-    /// it answers a call that leaves one.
-    #[wasm_bindgen(js_name = __unflushed)]
+    /// it answers a call that leaves one. Not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __unflushed, skip_typescript)]
     pub fn unflushed(&self) -> bool {
         matches!(&self.place, Some(Place::IndexedDb(pool)) if pool.has_unflushed_changes())
     }

@@ -8,8 +8,19 @@ export function pageMedium() {
   return new URLSearchParams(globalThis.location?.search ?? '').get('medium') ?? 'opfs';
 }
 
-/** `options` with persistence 'opfs' replaced by `medium`; other options as they are. */
+/**
+ * `options` with persistence 'opfs' replaced by `medium`; other options as they are, getters
+ * included (not called: the store's own reading of them is what tests of bad options test).
+ */
 export function onMedium(options, medium) {
-  if (!medium || medium === 'opfs' || options?.persistence !== 'opfs') return options;
-  return { ...options, persistence: medium };
+  if (!medium || medium === 'opfs') return options;
+  let descriptors;
+  try {
+    if (options?.persistence !== 'opfs') return options;
+    descriptors = Object.getOwnPropertyDescriptors(options);
+  } catch {
+    return options; // options that cannot be read (a revoked Proxy) go as given, to be refused
+  }
+  const persistence = { value: medium, enumerable: true, writable: true, configurable: true };
+  return Object.defineProperties({}, { ...descriptors, persistence });
 }
