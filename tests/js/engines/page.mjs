@@ -88,6 +88,11 @@ class Locator {
 }
 
 export class DomPage {
+  /** As playwright's: waits `ms` (the tests' pauses, the same in every engine). */
+  waitForTimeout(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
   locator(selector) {
     return new Locator(this, selector);
   }
