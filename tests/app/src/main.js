@@ -4,10 +4,28 @@ import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
-import { runCases } from './parity.js';
+import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 
-window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
+/**
+ * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
+ * main-thread client on `options`; resolves to both lists of outcomes.
+ */
+async function runParity(name, options) {
+  const core = await new Promise((resolve) => {
+    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage({ name });
+  });
+  return { core, client: await runOnClient(RunStore, name, options) };
+}
+
+// What tests/js/package.test.mjs hands its cases in a page (src/node.js in Node).
+window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, runParity };
 
 /** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
 window.runCoreWorker = () =>
@@ -61,26 +79,6 @@ window.runHostileClient = async (options) => {
   report.reopened = (await snapshot(call)) === before;
   await store.close();
   return report;
-};
-
-/**
- * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
- * main-thread client on `options`; resolves to both lists of outcomes.
- */
-window.runParity = async (name, options) => {
-  const core = await new Promise((resolve) => {
-    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ name });
-  });
-  const store = await RunStore.open(name, options);
-  const client = await runCases((method, args) => store[method](...args));
-  await store.close();
-  return { core, client };
 };
 
 document.getElementById('status').textContent = 'ready';
