@@ -28,6 +28,9 @@ RunStoreCore.prototype.close = function () {
   });
 };
 
+/** The package's own wasm, loading or loaded (null before the first `init()`, or after it failed). */
+let ownWasm = null;
+
 /**
  * Loads the store's wasm once (later calls return the same instance). Without an argument it
  * finds the package's own `runstore_bg.wasm`: fetched next to this module in a browser, read
@@ -35,12 +38,19 @@ RunStoreCore.prototype.close = function () {
  * cannot read `file:` URLs. An argument (bytes, a URL, a Response, a compiled module) is
  * passed to wasm-bindgen's init as given.
  */
-async function init(moduleOrPath) {
-  if (moduleOrPath === undefined) {
-    const wasm = new URL('../pkg/runstore_bg.wasm', import.meta.url);
-    if (wasm.protocol === 'file:') moduleOrPath = { module_or_path: await readFileUrl(wasm) };
-  }
-  return initWasm(moduleOrPath);
+function init(moduleOrPath) {
+  if (moduleOrPath !== undefined) return initWasm(moduleOrPath);
+  // Once: every store opened in a Node process (each in-process RunStore) calls init().
+  ownWasm ??= initOwnWasm().catch((error) => {
+    ownWasm = null;
+    throw error;
+  });
+  return ownWasm;
+}
+
+async function initOwnWasm() {
+  const wasm = new URL('../pkg/runstore_bg.wasm', import.meta.url);
+  return initWasm(wasm.protocol === 'file:' ? { module_or_path: await readFileUrl(wasm) } : undefined);
 }
 
 /** The bytes of a `file:` URL, through node:fs (imported only here, so bundles for the web never load it). */

@@ -7,6 +7,9 @@
 // (wire.js); every write of a shared store travels as one step under a request id the client
 // makes, so a request sent again to the next leader after a hand-off is applied at most once,
 // and answers what it answered the first time.
+//
+// Where there is no `Worker` (Node, a server rendering pages) the store runs in this thread
+// instead (in-process.js: the worker's own code, loaded only there), private to its client.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { METHODS, PARAMETERS } from './methods.js';
 import { Changes } from './changes.js';
@@ -55,7 +58,7 @@ export class RunStore {
     checkSendable(name, core);
     const store = new RunStore(token);
     // A name that is not a string goes to the store's own open, which refuses it.
-    if (!shared || typeof name !== 'string') {
+    if (!shared || typeof name !== 'string' || !hasWorkers()) {
       await store.#openPrivate(name, core);
     } else {
       store.#tabs = new Tabs(name, core, {
@@ -75,10 +78,12 @@ export class RunStore {
   }
 
   async #openPrivate(name, options) {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      type: 'module',
-      name: `runstore ${typeof name === 'string' ? name : ''}`,
-    });
+    const worker = hasWorkers()
+      ? new Worker(new URL('./worker.js', import.meta.url), {
+          type: 'module',
+          name: `runstore ${typeof name === 'string' ? name : ''}`,
+        })
+      : await startInProcess();
     this.#worker = worker;
     // Nothing is sent twice here: a read goes as its arguments, copied by postMessage (or, if
     // it leaves with its task's other calls, when it is made).
@@ -221,6 +226,22 @@ export class RunStore {
     for (const { reject } of this.#pending.values()) reject(error);
     this.#pending.clear();
   }
+}
+
+/** Whether this context can start dedicated workers (a page can; Node cannot). */
+function hasWorkers() {
+  return typeof Worker === 'function';
+}
+
+/** The store's host in this thread, loaded only where there are no workers. */
+async function startInProcess() {
+  let module;
+  try {
+    module = await import('./in-process.js');
+  } catch (error) {
+    throw new RunStoreError('BACKEND', `the store could not be loaded: ${error?.message ?? error}`);
+  }
+  return module.startInProcess();
 }
 
 export function newRequestId() {

@@ -3,14 +3,15 @@
 # installs it into tests/app, type-checks a typed usage against the shipped .d.ts, builds the
 # app with Vite, then drives it in each browser engine (node --test tests/js/package.test.mjs
 # tests/js/crash.test.mjs ..., tests/js/browser.mjs picks the engine from RUNSTORE_ENGINE and
-# the medium from RUNSTORE_MEDIUM):
+# the medium from RUNSTORE_MEDIUM), each run with its own count:
 # - chromium: every file on OPFS, the package's cases again through a follower tab, and the
 #   store's own cases, crash tests, tabs and export on IndexedDB;
 # - firefox: the same files on OPFS, and the package's cases and crash tests on IndexedDB;
 # - webkit (on Xvfb): everything but the full-origin test (WebKit cannot lower a quota) on
 #   IndexedDB, the medium `persistence: 'auto'` takes where OPFS sync access handles are missing.
-# The tab protocol's unit tests (tabs-protocol, on a browser faked in Node) and the client's
-# own modules' (wire, changes) run once, in Node.
+# Then, once: the package's cases in Node (the store in the process; the cases that need a
+# browser skipped, saying why), the tab protocol's unit tests (tabs-protocol, on a browser
+# faked in Node) and the client's own modules' (wire, changes).
 # Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,9 +39,6 @@ run() {
   echo "package tests in $engine on $medium took $(( $(date +%s) - started )) s"
 }
 
-echo "=== the client's modules and the tab protocol, in Node"
-node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
-
 engines=("$@")
 [ ${#engines[@]} -gt 0 ] || engines=(chromium firefox webkit)
 for engine in "${engines[@]}"; do
@@ -60,3 +58,8 @@ for engine in "${engines[@]}"; do
     *) echo "unknown engine $engine (chromium, firefox or webkit)" >&2; exit 2 ;;
   esac
 done
+
+echo "=== the package's cases in Node $(node --version) (tests/app's installed package, the store in the process)"
+RUNSTORE_HOST=node node --test tests/js/package.test.mjs
+echo "=== the client's modules and the tab protocol, in Node"
+node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs

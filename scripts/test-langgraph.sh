@@ -2,8 +2,9 @@
 # The package in Node and with LangGraph.js: installs the packed tarball into tests/langgraph
 # (an app with LangGraph's packages), runs the Node tests there (imports on a server,
 # runstore/core's init, a graph resumed after a cut-off run, examples/node-quickstart.mjs),
-# LangGraph's checkpoint validation suite on RunStoreSaver (vitest prints its own count), and
-# the page whose graph survives reloads and runs beside another tab's in headless Chromium.
+# the README's vitest example (an app's unit test on RunStore in Node), LangGraph's checkpoint
+# validation suite on RunStoreSaver (vitest prints its own count), and the page whose graph
+# survives reloads and runs beside another tab's in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -14,7 +15,12 @@ if [ ! -d "$app/node_modules/@langchain/langgraph" ] || [ "$app/package.json" -n
 fi
 bash scripts/pack-into.sh "$app"
 (cd "$app" && node --test --test-reporter=spec node.test.mjs)
-echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (runstore/core, memory, Node)"
+echo "[node] the README's vitest example (README.md, \"In Node\"): an app's unit test on RunStore in Node"
+node tests/js/readme-example.mjs --files README.md 'In Node' "$app/readme-example"
+# An app's own vitest config, empty: without one vitest takes tests/langgraph's (the suites).
+echo 'export default {};' > "$app/readme-example/vitest.config.mjs"
+(cd "$app/readme-example" && NO_COLOR=1 ../node_modules/.bin/vitest run)
+echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (RunStore, memory, in Node's process)"
 (cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
 (cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)
 echo "[langgraph] the saver benchmark, as a smoke test (its figures mean nothing at this size)"

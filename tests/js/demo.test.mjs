@@ -279,8 +279,9 @@ test('Export downloads the store as a SQLite file; Import refuses another file a
 
 test('a LangGraph.js agent: reloaded mid tool call, it resumes from its last checkpoint; the inspector shows its checkpoints and tool calls', async () => {
   await page.click('#start-langgraph');
-  const thread = await page.waitForFunction(() => document.querySelector('#langgraph [data-thread]')?.dataset.thread);
-  const id = await thread.jsonValue();
+  // Read once it is there: what waitForFunction resolves to differs between the engines' drivers.
+  await page.waitForFunction(() => document.querySelector('#langgraph [data-thread]')?.dataset.thread);
+  const id = await page.evaluate(() => document.querySelector('#langgraph [data-thread]').dataset.thread);
   // Reload while the second turn's tool calls are at the services.
   await page.waitForFunction((key) => (window.demo.worldLedger()[key]?.calls ?? 0) > 0, `${id}/book`, { timeout: 30_000 });
   await page.reload();

@@ -13,14 +13,14 @@ import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { RunStoreSaver } from 'runstore/langgraph';
 import { launchChromium, serveStatic } from '../js/browser.mjs';
 import { graphWorkload, saverWorkload } from './src/bench-workload.js';
-import { openStore } from './src/node-store.js';
+import { openCoreStore } from './src/node-store.js';
 
 const { values } = parseArgs({ options: { checkpoints: { type: 'string', default: '500' }, runs: { type: 'string', default: '5' }, json: { type: 'string' } } });
 const n = Number(values.checkpoints);
 const runs = Number(values.runs);
 
 async function runstoreNode() {
-  const store = await openStore('saver-bench');
+  const store = await openCoreStore('saver-bench');
   try {
     const saver = new RunStoreSaver(store);
     await saverWorkload(saver, 20); // warm-up: the wasm and the JIT, not measured

@@ -1,6 +1,7 @@
 // The package in Node, installed from its packed tarball: importing it on a server never
 // throws, runstore/core's init() finds its wasm by itself, and a LangGraph.js graph runs on
-// RunStoreSaver, resumes after its process dies mid-run, and never repeats a tool call.
+// RunStoreSaver (on RunStore, the store in the process), resumes after its process dies
+// mid-run, and never repeats a tool call.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';

@@ -4,7 +4,7 @@ import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
-import { runCases } from './parity.js';
+import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 import { onMedium, pageMedium } from './medium.js';
 
@@ -32,7 +32,25 @@ window.Worker = class extends window.Worker {
 const open = RunStore.open.bind(RunStore);
 RunStore.open = (name, options) => open(name, onMedium(options, medium));
 
-window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, medium, workers };
+/**
+ * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
+ * main-thread client on `options`; resolves to both lists of outcomes.
+ */
+async function runParity(name, options) {
+  const core = await new Promise((resolve) => {
+    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage({ name });
+  });
+  return { core, client: await runOnClient(RunStore, name, options) };
+}
+
+// What tests/js/package.test.mjs hands its cases in a page (src/node.js in Node).
+window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, runParity, medium, workers };
 /** RunStore.open with the options as given, for tests of the persistence options themselves. */
 window.runstore.openAsGiven = open;
 
@@ -89,26 +107,6 @@ window.runHostileClient = async (options) => {
   report.reopened = (await snapshot((method, args) => reopened[method](...args))) === before;
   await reopened.close();
   return report;
-};
-
-/**
- * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
- * main-thread client on `options`; resolves to both lists of outcomes.
- */
-window.runParity = async (name, options) => {
-  const core = await new Promise((resolve) => {
-    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ name });
-  });
-  const store = await RunStore.open(name, options);
-  const client = await runCases((method, args) => store[method](...args));
-  await store.close();
-  return { core, client };
 };
 
 document.getElementById('status').textContent = 'ready';

@@ -1,5 +1,5 @@
-// The same calls through the main-thread client and through runstore/core in an app's own
-// worker (parity-worker.js): each write method with valid arguments, with each argument in
+// The same calls through the main-thread client and through runstore/core (in an app's own
+// worker in a page, parity-worker.js; in the process in Node, node.js): each write method with valid arguments, with each argument in
 // turn made NaN, with its last argument missing, and payloads nested near the store's limit.
 // One set of checks, the store's, must decide for both: same answers, same codes, same fields.
 const NOW = 1_700_000_000_000;
@@ -84,5 +84,22 @@ export async function runCases(call) {
     }
     outcomes.push([label, outcome]);
   }
+  return outcomes;
+}
+
+/** The cases on a fresh memory store of `core` (runstore/core's exports); resolves to their outcomes. */
+export async function runOnCore({ init, RunStoreCore }, name) {
+  await init();
+  const store = await RunStoreCore.open(name, { persistence: 'memory' });
+  const outcomes = await runCases(async (method, args) => store[method](...args));
+  await store.close();
+  return outcomes;
+}
+
+/** The cases through `RunStore` (the main-thread client) on the store `name` opened with `options`. */
+export async function runOnClient(RunStore, name, options) {
+  const store = await RunStore.open(name, options);
+  const outcomes = await runCases((method, args) => store[method](...args));
+  await store.close();
   return outcomes;
 }

@@ -1,10 +1,16 @@
-// The store the Node tests give the saver: a runstore/core memory store (the package finds its
-// wasm by itself). Once the package's RunStore runs in-process in Node, this becomes
-// `RunStore.open(name, { persistence: 'memory' })`.
+// The store the Node tests give the saver: the package's RunStore on memory, which in Node runs
+// the store in the process (the package finds its wasm by itself), as an app's server code or
+// unit tests open it.
+import { RunStore } from 'runstore';
 import { init, RunStoreCore } from 'runstore/core';
 import { RunStoreSaver } from 'runstore/langgraph';
 
-export async function openStore(name) {
+export function openStore(name) {
+  return RunStore.open(name, { persistence: 'memory' });
+}
+
+/** A runstore/core memory store (synchronous methods): the benchmark measures the saver on the store itself. */
+export async function openCoreStore(name) {
   await init();
   return RunStoreCore.open(name, { persistence: 'memory' });
 }
