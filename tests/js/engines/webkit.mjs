@@ -76,13 +76,17 @@ class Session {
   }
 }
 
-/** Runs in the page: starts `source(arg)` under `id`, its outcome kept for `POLL`. */
+/**
+ * Runs in the page: starts `source(arg)` (or, for an `expression`, `source` itself, as
+ * playwright evaluates a string) under `id`, its outcome kept for `POLL`.
+ */
 const START = `
-  const [source, arg, id] = arguments;
+  const [source, arg, id, expression] = arguments;
   const slots = (window.__webdriver ??= {});
   const slot = (slots[id] = { done: false });
+  const evaluated = () => new Function('return (' + source + ')')();
   Promise.resolve()
-    .then(() => new Function('return (' + source + ')')()(arg))
+    .then(() => (expression ? evaluated() : evaluated()(arg)))
     .then(
       (value) => Object.assign(slot, { done: true, value: value === undefined ? null : value }),
       // WebKit's stacks leave the message out.
@@ -175,7 +179,7 @@ class WebKitPage extends DomPage {
 
   async evaluate(fn, arg) {
     const id = `e${++evaluations}`;
-    await this.#script(START, [fn.toString(), arg === undefined ? null : arg, id]);
+    await this.#script(START, [fn.toString(), arg === undefined ? null : arg, id, typeof fn === 'string']);
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
       await sleep(pause);
       const outcome = await this.#script(POLL, [id]);
