@@ -169,7 +169,7 @@ async function pushWorkflow(store, settings, state, workflowId) {
     const local = await store.readHistoryFrom(workflowId, base + 1, { limit: PUSH_EVENTS });
     if (local.items.length === 0) return pushed;
     const events = local.items.map(withoutSeq);
-    const requestId = await pushRequestId(state.clientId, workflowId, base, events.length);
+    const requestId = await pushRequestId(state.clientId, workflowId, base, events);
     try {
       const answer = await request(settings, 'POST', 'push', { requestId, workflowId, expectedHead: base, events });
       await state.save(store, { heads: { [workflowId]: answer.head } });
@@ -268,9 +268,15 @@ class SyncState {
   }
 }
 
-/** The same push always gets the same request id, a new push another. */
-async function pushRequestId(clientId, workflowId, base, count) {
-  const text = new TextEncoder().encode(`${workflowId}\n${base}\n${count}`);
+/**
+ * The same push always gets the same request id, and any other push another: the id covers
+ * the events themselves, not only where they go. A store rolled back (an import of an older
+ * export, a power loss under `relaxed`, a copy of its file elsewhere) that pushes other events
+ * at a head it pushed from before thus sends a new request, which the server answers with
+ * SEQUENCE_CONFLICT, never with the replay of the first push.
+ */
+async function pushRequestId(clientId, workflowId, base, events) {
+  const text = new TextEncoder().encode(`${workflowId}\n${base}\n${JSON.stringify(events)}`);
   // Outside a secure context there is no digest: a fresh id is safe too, only a retry of a
   // push whose answer was lost then ends in pushWorkflow's same-events check, not a replay.
   if (!globalThis.crypto?.subtle) return `${clientId}.${randomId()}`;

@@ -23,6 +23,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod backend;
 pub mod error;
 pub mod model;
 #[cfg(all(feature = "postgres", not(target_family = "wasm")))]

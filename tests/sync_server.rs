@@ -592,3 +592,146 @@ async fn pushed_outbox_rows_are_claimed_by_the_namespaces_workers_under_fenced_t
         assert_eq!(none["rows"], json!([]));
     }
 }
+
+/// The answer to a request re-sent under `request_id` with other content: a conflict on the
+/// request id (never a replay of what the id first did).
+fn assert_request_conflict(status: StatusCode, body: &Value, request_id: &str) {
+    assert_eq!(
+        (
+            status,
+            body["code"].as_str(),
+            body["entity"].as_str(),
+            body["id"].as_str()
+        ),
+        (
+            StatusCode::CONFLICT,
+            Some("CONFLICT"),
+            Some("request"),
+            Some(request_id)
+        ),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_push_id_sent_again_with_other_events_is_a_conflict_never_a_replay() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let (status, _) = push(&app, "p", "wf", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_eq!(status, StatusCode::OK);
+        // A client that lost this state (an import of an older export, a relaxed power loss)
+        // wrote two other events and pushes them under the same id: they must not be
+        // answered as the first push's replay, which would drop them silently.
+        let (status, body) = push(&app, "p", "wf", 0, vec![event("x", 1), event("y", 2)]).await;
+        assert_request_conflict(status, &body, "p");
+        // The same id for another workflow, or another head, is another request too.
+        let (status, body) = push(&app, "p", "wf-2", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_request_conflict(status, &body, "p");
+        let (status, body) = push(&app, "p", "wf", 1, vec![event("b", 2)]).await;
+        assert_request_conflict(status, &body, "p");
+        // The very same push is still a replay.
+        let (status, body) = push(&app, "p", "wf", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_eq!(
+            (status, &body),
+            (StatusCode::OK, &json!({ "head": 2, "replayed": true }))
+        );
+
+        let (_, history) = get(&app, "/v1/namespaces/team/workflows/wf/events").await;
+        let names: Vec<_> = history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("a"), json!("b")]);
+        assert_eq!(head(&app, "team", "wf-2").await, 0);
+        assert_eq!(changes(&app, 0).await["cursor"], 1, "one push applied");
+    }
+}
+
+#[tokio::test]
+async fn an_outbox_request_id_sent_again_with_other_content_is_a_conflict() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let row = |key: &str| json!({ "dispatchKey": key, "workflowId": "wf", "ordinal": 1, "activityType": "charge", "input": [1], "visibleAfter": 0 });
+        let mut body = push_body("rows", "wf", 0, vec![event("a", 1)]);
+        body["outbox"] = json!([row("k1"), row("k2"), row("k3")]);
+        assert_eq!(
+            post(&app, "/v1/namespaces/team/push", Some(TOKEN), body)
+                .await
+                .0,
+            StatusCode::OK
+        );
+        let outbox = |route: &str| format!("/v1/namespaces/team/outbox/{route}");
+
+        let (_, claimed) = post(
+            &app,
+            &outbox("claim"),
+            Some(TOKEN),
+            json!({ "limit": 2, "requestId": "c" }),
+        )
+        .await;
+        let rows = claimed["rows"].as_array().unwrap().clone();
+        assert_eq!(rows.len(), 2, "{claimed}");
+        let token = rows[0]["claimToken"].as_u64().unwrap();
+        // A claim under the same id asking for another limit is another claim.
+        let (status, body) = post(
+            &app,
+            &outbox("claim"),
+            Some(TOKEN),
+            json!({ "limit": 3, "requestId": "c" }),
+        )
+        .await;
+        assert_request_conflict(status, &body, "c");
+
+        let complete = |key: &str, token: u64| json!({ "dispatchKey": key, "claimToken": token, "requestId": "done" });
+        assert_eq!(
+            post(
+                &app,
+                &outbox("complete"),
+                Some(TOKEN),
+                complete("k1", token)
+            )
+            .await
+            .0,
+            StatusCode::OK
+        );
+        // The same completion id for another row or under another token is refused, not
+        // answered as the first completion's success.
+        for other in [complete("k2", token), complete("k1", token + 7)] {
+            let (status, body) = post(&app, &outbox("complete"), Some(TOKEN), other).await;
+            assert_request_conflict(status, &body, "done");
+        }
+        let (status, body) = post(
+            &app,
+            &outbox("complete"),
+            Some(TOKEN),
+            complete("k1", token),
+        )
+        .await;
+        assert_eq!((status, body), (StatusCode::OK, json!({})));
+
+        let retry = |next: u32| json!({ "dispatchKey": "k2", "claimToken": token, "nextAttempt": next, "visibleAfter": 0, "requestId": "again" });
+        assert_eq!(
+            post(&app, &outbox("retry"), Some(TOKEN), retry(1)).await.0,
+            StatusCode::OK
+        );
+        let (status, body) = post(&app, &outbox("retry"), Some(TOKEN), retry(2)).await;
+        assert_request_conflict(status, &body, "again");
+
+        let fail = |reason: &str| json!({ "dispatchKey": "k2", "claimToken": token, "reason": reason, "requestId": "again" });
+        let (status, body) = post(&app, &outbox("fail"), Some(TOKEN), fail("declined")).await;
+        assert_request_conflict(status, &body, "again");
+
+        // Nothing of the refused requests happened: k2 is pending again, k3 never claimed.
+        let (_, next) = post(&app, &outbox("claim"), Some(TOKEN), json!({ "limit": 10 })).await;
+        let mut keys: Vec<_> = next["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["dispatchKey"].as_str().unwrap().to_owned())
+            .collect();
+        keys.sort();
+        assert_eq!(keys, ["k2", "k3"]);
+    }
+}

@@ -288,6 +288,28 @@ pub struct StepOutcome {
     pub replayed: bool,
 }
 
+/// A request as the log knows it: its id, and a fingerprint of its content. The same id with
+/// another fingerprint is another request: `CONFLICT`, never a replay.
+///
+/// [`StepStore::commit`] makes one from the step (the fingerprint of its operations); a
+/// caller whose operations differ between retries of one request (a server route that stamps
+/// its own time into them) fingerprints the request as it received it instead, with
+/// [`request_fingerprint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestKey {
+    pub id: String,
+    pub fingerprint: String,
+}
+
+/// The fingerprint of a request of kind `kind` (a route's name, say) with content `content`:
+/// a SHA-256 of the kind and the content's JSON, keys in the order they were written.
+///
+/// # Errors
+/// [`crate::Error::Serialization`] when `content` cannot be written as JSON.
+pub fn request_fingerprint(kind: &str, content: &impl Serialize) -> Result<String> {
+    crate::backend::requests::fingerprint_of(kind, content)
+}
+
 /// A committed request as the store recorded it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -315,7 +337,22 @@ pub trait StepStore {
     ///   [`MAX_STEP_OPERATIONS`] operations, or an empty or oversized request id.
     /// - [`crate::Error::Conflict`] (entity `"request"`) when the request id committed before
     ///   with other operations.
-    fn commit(&self, step: &Step) -> Result<StepOutcome>;
+    fn commit(&self, step: &Step) -> Result<StepOutcome> {
+        let key = crate::backend::requests::step_key(step)?;
+        self.commit_request(key.as_ref(), &step.operations)
+    }
+
+    /// As [`StepStore::commit`], under `request` as given (or none): the request is a replay
+    /// when its id committed before with the same fingerprint, a [`crate::Error::Conflict`]
+    /// (entity `"request"`) when with another, and applied otherwise.
+    ///
+    /// # Errors
+    /// As [`StepStore::commit`].
+    fn commit_request(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome>;
 
     /// The recorded outcome of request `request_id`, `None` when no step under that id
     /// committed (or it has expired).

@@ -12,10 +12,11 @@ use super::session::{Sql, Tx};
 
 use super::paging::col;
 use super::*;
+use crate::backend::requests::{decide, Decision};
 use crate::error::{Error, Result};
 use crate::model::steps::*;
 use crate::sqlite::check_id;
-use crate::sqlite::steps::{check_step, fingerprint};
+use crate::sqlite::steps::check_step;
 
 /// The fingerprint and outcomes recorded for `request_id`.
 fn recorded(client: &mut impl Sql, request_id: &str) -> Result<Option<(String, RequestRecord)>> {
@@ -232,46 +233,49 @@ fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
     })
 }
 
-/// The recorded outcome of a request id that committed before: a replay, or a conflict when
-/// the id came with other operations.
-fn replay(
-    request_id: &str,
-    fingerprint: &str,
-    recorded: (String, RequestRecord),
-) -> Result<StepOutcome> {
-    let (recorded_fingerprint, record) = recorded;
-    if recorded_fingerprint != fingerprint {
-        return Err(Error::Conflict {
-            entity: "request",
-            id: request_id.to_owned(),
-            expected: None,
-            actual: None,
-        });
+/// Reserves the request's id, or decides it from the log: `None` when the request must be
+/// applied (the row's seq in `reserved`), the replay otherwise.
+fn reserve_or_replay(
+    tx: &mut Tx<'_>,
+    key: &RequestKey,
+    reserved: &mut Option<i64>,
+) -> Result<Option<StepOutcome>> {
+    if let Some(found) = recorded(tx, &key.id)? {
+        return replayed(decide(&key.id, &key.fingerprint, Some(found))?);
     }
-    Ok(StepOutcome {
-        outcomes: record.outcomes,
-        replayed: true,
-    })
+    match reserve(tx, &key.id, &key.fingerprint)? {
+        Some(seq) => {
+            *reserved = Some(seq);
+            Ok(None)
+        }
+        None => {
+            let found = recorded(tx, &key.id)?.ok_or_else(|| Error::Backend {
+                message: format!("request {} was reserved, yet it is not recorded", key.id),
+            })?;
+            replayed(decide(&key.id, &key.fingerprint, Some(found))?)
+        }
+    }
 }
 
-fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<StepOutcome> {
+fn replayed(decision: Decision) -> Result<Option<StepOutcome>> {
+    match decision {
+        Decision::Replay(outcome) => Ok(Some(outcome)),
+        Decision::Apply => Ok(None),
+    }
+}
+
+fn commit_in(
+    tx: &mut Tx<'_>,
+    request: Option<&RequestKey>,
+    operations: &[Operation],
+) -> Result<StepOutcome> {
     let mut reserved = None;
-    if let (Some(request_id), Some(fingerprint)) = (&step.request_id, fingerprint) {
-        if let Some(found) = recorded(tx, request_id)? {
-            return replay(request_id, fingerprint, found);
-        }
-        match reserve(tx, request_id, fingerprint)? {
-            Some(seq) => reserved = Some(seq),
-            None => {
-                let found = recorded(tx, request_id)?.ok_or_else(|| Error::Backend {
-                    message: format!("request {request_id} was reserved, yet it is not recorded"),
-                })?;
-                return replay(request_id, fingerprint, found);
-            }
+    if let Some(key) = request {
+        if let Some(outcome) = reserve_or_replay(tx, key, &mut reserved)? {
+            return Ok(outcome);
         }
     }
-    let outcomes = step
-        .operations
+    let outcomes = operations
         .iter()
         .enumerate()
         .map(|(index, operation)| apply(tx, operation).map_err(|error| error.in_operation(index)))
@@ -286,13 +290,13 @@ fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<
 }
 
 impl StepStore for PgStore {
-    fn commit(&self, step: &Step) -> Result<StepOutcome> {
-        check_step(step)?;
-        let fingerprint = match &step.request_id {
-            Some(_) => Some(fingerprint(&step.operations)?),
-            None => None,
-        };
-        self.write(|tx| commit_in(tx, step, fingerprint.as_deref()))
+    fn commit_request(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome> {
+        check_step(request.map(|key| key.id.as_str()), operations)?;
+        self.write(|tx| commit_in(tx, request, operations))
     }
 
     fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {

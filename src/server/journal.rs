@@ -23,8 +23,8 @@ use super::scope::Scope;
 use super::{now_millis, Shared, StoreAccess, MAX_WAIT};
 use crate::error::{Error, Result};
 use crate::{
-    Event, EventJournal, EventKind, NewOutboxRow, Operation, OperationOutcome, PageRequest, Step,
-    StepStore, StoredEvent,
+    request_fingerprint, Event, EventJournal, EventKind, NewOutboxRow, Operation, OperationOutcome,
+    PageRequest, RequestKey, StepStore, StoredEvent,
 };
 
 /// Most changes or events one pull answers with.
@@ -106,12 +106,39 @@ pub(crate) async fn push<A: StoreAccess>(
     }
 }
 
+/// What a push's request id stands for: the push as the client sent it, request id aside. A
+/// client that lost its state and pushes other events under an id it used before is told
+/// `CONFLICT`, never answered as the first push.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PushContent<'a> {
+    workflow_id: &'a str,
+    expected_head: u64,
+    events: &'a [Event],
+    outbox: &'a [NewOutboxRow],
+}
+
+impl PushRequest {
+    fn key(&self, scope: &Scope) -> Result<RequestKey> {
+        let content = PushContent {
+            workflow_id: &self.workflow_id,
+            expected_head: self.expected_head,
+            events: &self.events,
+            outbox: &self.outbox,
+        };
+        Ok(RequestKey {
+            id: scope.key("requestId", &self.request_id)?,
+            fingerprint: request_fingerprint("push", &content)?,
+        })
+    }
+}
+
 fn apply_push<S: EventJournal + StepStore>(
     store: &S,
     scope: &Scope,
     request: PushRequest,
 ) -> Result<Pushed> {
-    let request_id = scope.key("requestId", &request.request_id)?;
+    let key = request.key(scope)?;
     let workflow = scope.workflow("workflowId", &request.workflow_id)?;
     let outbox = request
         .outbox
@@ -127,15 +154,12 @@ fn apply_push<S: EventJournal + StepStore>(
         outbox,
     };
     for _ in 0..FEED_RETRIES {
-        if let Some(record) = store.request_outcome(&request_id)? {
-            return applied(&record.outcomes, true);
-        }
         let feed_head = store.head(&feed)?;
-        let step = Step::new()
-            .request_id(request_id.clone())
-            .with(append.clone())
-            .with(feed_entry(&feed, feed_head, &request.workflow_id, &append));
-        match store.commit(&step) {
+        let operations = [
+            append.clone(),
+            feed_entry(&feed, feed_head, &request.workflow_id, &append),
+        ];
+        match store.commit_request(Some(&key), &operations) {
             Ok(outcome) => return applied(&outcome.outcomes, outcome.replayed),
             Err(Error::Operation { index: 0, error }) if is_sequence_conflict(&error) => {
                 let (events, complete) = events_after(store, &workflow, request.expected_head)?;
@@ -145,12 +169,9 @@ fn apply_push<S: EventJournal + StepStore>(
                     complete,
                 });
             }
-            // Another push took the feed's next place, or committed this request id first:
-            // look again.
+            // Another push took the feed's next place: look again (a push that committed this
+            // request id meanwhile is then a replay).
             Err(Error::Operation { index: 1, error }) if is_sequence_conflict(&error) => {}
-            Err(Error::Conflict {
-                entity: "request", ..
-            }) => {}
             Err(other) => return Err(other),
         }
     }

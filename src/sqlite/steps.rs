@@ -5,9 +5,9 @@
 use std::cell::Cell;
 
 use rusqlite::{params, Connection, OptionalExtension};
-use sha2::{Digest, Sha256};
 
 use super::{check_id, to_sql_int, SqliteStore};
+use crate::backend::requests::{decide, Decision};
 use crate::error::{Error, Result};
 use crate::model::steps::*;
 use crate::*;
@@ -28,11 +28,11 @@ impl Drop for InStep<'_> {
     }
 }
 
-pub(crate) fn check_step(step: &Step) -> Result<()> {
-    if let Some(request_id) = &step.request_id {
+pub(crate) fn check_step(request_id: Option<&str>, operations: &[Operation]) -> Result<()> {
+    if let Some(request_id) = request_id {
         check_id("requestId", request_id)?;
     }
-    match step.operations.len() {
+    match operations.len() {
         0 => Err(Error::invalid(
             "operations",
             "a step needs at least one operation",
@@ -42,30 +42,6 @@ pub(crate) fn check_step(step: &Step) -> Result<()> {
             format!("holds {n} operations; the limit is {MAX_STEP_OPERATIONS}"),
         )),
         _ => Ok(()),
-    }
-}
-
-/// What identifies a step's content: the same request id with another fingerprint is
-/// another step, not a retry. The JSON is hashed as it is written, never held whole: a step may
-/// carry a 64 MiB artifact, whose bytes JSON spells out number by number.
-pub(crate) fn fingerprint(operations: &[Operation]) -> Result<String> {
-    let mut hasher = HashWriter(Sha256::new());
-    serde_json::to_writer(&mut hasher, operations)?;
-    let digest = hasher.0.finalize();
-    Ok(digest.iter().map(|byte| format!("{byte:02x}")).collect())
-}
-
-/// Feeds what is written into a SHA-256.
-struct HashWriter(Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -324,34 +300,24 @@ impl SqliteStore {
 }
 
 impl StepStore for SqliteStore {
-    fn commit(&self, step: &Step) -> Result<StepOutcome> {
-        check_step(step)?;
-        let fingerprint = match &step.request_id {
-            Some(_) => Some(fingerprint(&step.operations)?),
-            None => None,
-        };
+    fn commit_request(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome> {
+        check_step(request.map(|key| key.id.as_str()), operations)?;
         let tx = self.write_tx()?;
         self.release_after_step.set(false);
-        if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
+        if let Some(key) = request {
             // Read under the write lock: no other connection can commit this id meanwhile.
-            if let Some((recorded_fingerprint, record)) = recorded(&tx, request_id)? {
-                if &recorded_fingerprint != fingerprint {
-                    return Err(Error::Conflict {
-                        entity: "request",
-                        id: request_id.clone(),
-                        expected: None,
-                        actual: None,
-                    });
-                }
-                return Ok(StepOutcome {
-                    outcomes: record.outcomes,
-                    replayed: true,
-                });
+            let recorded = recorded(&tx, &key.id)?;
+            if let Decision::Replay(outcome) = decide(&key.id, &key.fingerprint, recorded)? {
+                return Ok(outcome);
             }
         }
         let outcomes = {
             let _in_step = InStep::enter(&self.in_step);
-            step.operations
+            operations
                 .iter()
                 .enumerate()
                 .map(|(index, operation)| {
@@ -360,8 +326,8 @@ impl StepStore for SqliteStore {
                 })
                 .collect::<Result<Vec<_>>>()?
         };
-        if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
-            record(&tx, request_id, fingerprint, &outcomes)?;
+        if let Some(key) = request {
+            record(&tx, &key.id, &key.fingerprint, &outcomes)?;
         }
         tx.commit()?;
         if self.release_after_step.replace(false) {

@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
 use super::steps::{record, recorded};
 use super::{check_id, SqliteStore};
+use crate::backend::requests::{decide, hex, Decision};
 use crate::error::{clip, Error, Result};
 
 /// What an import did.
@@ -298,24 +299,14 @@ fn set_rollback_mode(image: &mut [u8]) {
 
 /// The request log's fingerprint of importing `bytes`.
 fn import_fingerprint(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!("import:{hex}")
+    format!("import:{}", hex(&Sha256::digest(bytes)))
 }
 
 /// Whether `request_id` imported this file already; [`Error::Conflict`] when it was used for
 /// another request.
 fn already_imported(conn: &Connection, request_id: &str, fingerprint: &str) -> Result<bool> {
-    match recorded(conn, request_id)? {
-        None => Ok(false),
-        Some((recorded, _)) if recorded == fingerprint => Ok(true),
-        Some(_) => Err(Error::Conflict {
-            entity: "request",
-            id: request_id.to_owned(),
-            expected: None,
-            actual: None,
-        }),
-    }
+    let decision = decide(request_id, fingerprint, recorded(conn, request_id)?)?;
+    Ok(matches!(decision, Decision::Replay(_)))
 }
 
 /// The store's tables (not SQLite's own).

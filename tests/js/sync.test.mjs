@@ -290,3 +290,36 @@ test('a live sync pushes only the workflows a local change named, after a first 
   assert.ok(later.length > 0 && later.every((id) => id === 'many-7'), JSON.stringify(later));
   assert.deepEqual(await serverHistory('many-7'), [[1, 'one'], [2, 'two']]);
 });
+
+test('a store rolled back by an import that writes other events gets a conflict, never a silent replay', async () => {
+  const outcome = await profiles.a.page.evaluate(
+    async ({ url, token, namespace }) => {
+      const store = await window.runstore.RunStore.open('sync-rolled', { persistence: 'opfs' });
+      const options = { url, token, namespace };
+      const ev = (name) => ({ type: 'custom', name, recordedAt: 1, data: { name } });
+      try {
+        await store.sync(options);
+        const before = await store.exportDatabase();
+        await store.append('rolled', [ev('first-1'), ev('first-2')], 0);
+        const pushed = await store.sync(options);
+        // The local store loses that state, and the app writes two other events.
+        await store.importDatabase(before);
+        await store.append('rolled', [ev('second-1'), ev('second-2')], 0);
+        const after = await store.sync(options);
+        const local = (await store.readHistory('rolled')).items.map((e) => e.name);
+        return {
+          pushed: pushed.pushed,
+          conflicts: after.conflicts.map((c) => ({ code: c.code, workflowId: c.workflowId, localHead: c.localHead, serverHead: c.serverHead })),
+          local,
+        };
+      } finally {
+        await store.close();
+      }
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  assert.deepEqual(outcome.pushed, { workflows: 1, events: 2 }, JSON.stringify(outcome));
+  assert.deepEqual(outcome.conflicts, [{ code: 'SEQUENCE_CONFLICT', workflowId: 'rolled', localHead: 2, serverHead: 2 }], JSON.stringify(outcome));
+  assert.deepEqual(outcome.local, ['second-1', 'second-2']);
+  assert.deepEqual(await serverHistory('rolled'), [[1, 'first-1'], [2, 'first-2']]);
+});
