@@ -441,6 +441,23 @@ export interface RequestRecord {
   outcomes: OperationOutcome[];
 }
 
+/**
+ * What the request log says of a request id (`requestOutcome`). The log keeps the latest
+ * 10,000 ids for at most 7 days, so an id it does not hold either never committed or was
+ * forgotten; it says which only as far as it knows.
+ */
+export type RequestOutcome =
+  /** The request committed, with these outcomes. */
+  | ({ status: 'committed' } & RequestRecord)
+  /** No request under this id committed: the log has forgotten none. */
+  | { status: 'notCommitted'; requestId: string }
+  /**
+   * Not in the log, which has forgotten requests committed up to `forgottenThrough` (the
+   * store's clock, ms since the epoch): a request sent after that time did not commit; one
+   * sent before may have committed and been forgotten.
+   */
+  | { status: 'unknown'; requestId: string; forgottenThrough: number };
+
 // ----- retention and space -----
 
 /** What one `purgeWorkflows` call deleted, per table. */

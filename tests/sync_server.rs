@@ -13,7 +13,7 @@ use axum::http::{Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use runstore::server::{router, Concurrent, Grants, Serialized, ServerConfig};
-use runstore::{PgOptions, PgStore, SqliteStore};
+use runstore::{Durability, PgOptions, PgStore, SqliteStore};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -51,7 +51,11 @@ impl Backend {
         };
         match self {
             Backend::Sqlite(dir) => {
-                let store = SqliteStore::open(dir.path().join("server.db")).unwrap();
+                // Relaxed: a commit that returned survives the server's process, which is what
+                // a restart here tests; no test cuts the power.
+                let store =
+                    SqliteStore::open_with(dir.path().join("server.db"), Durability::Relaxed)
+                        .unwrap();
                 router(Arc::new(Serialized::new(store)), config)
             }
             Backend::Postgres { url, schema } => {
@@ -593,6 +597,27 @@ async fn pushed_outbox_rows_are_claimed_by_the_namespaces_workers_under_fenced_t
     }
 }
 
+/// Runs `request(app, n)` for every `n` below `count`, four at a time.
+async fn in_parallel<F, R>(app: &Router, count: u64, request: F)
+where
+    F: Fn(Router, u64) -> R + Send + Sync + Copy + 'static,
+    R: std::future::Future<Output = ()> + Send,
+{
+    let tasks: Vec<_> = (0..4)
+        .map(|lane| {
+            let app = app.clone();
+            tokio::spawn(async move {
+                for n in (lane..count).step_by(4) {
+                    request(app.clone(), n).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
 /// The answer to a request re-sent under `request_id` with other content: a conflict on the
 /// request id (never a replay of what the id first did).
 fn assert_request_conflict(status: StatusCode, body: &Value, request_id: &str) {
@@ -733,5 +758,57 @@ async fn an_outbox_request_id_sent_again_with_other_content_is_a_conflict() {
             .collect();
         keys.sort();
         assert_eq!(keys, ["k2", "k3"]);
+    }
+}
+
+#[tokio::test]
+async fn a_namespaces_request_ids_outlive_other_namespaces_traffic_and_rolled_back_requests() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let row = |key: &str| json!({ "dispatchKey": key, "workflowId": "wf", "ordinal": 1, "activityType": "charge", "input": [1], "visibleAfter": 0 });
+        let mut body = push_body("rows", "wf", 0, vec![event("a", 1)]);
+        body["outbox"] = json!([row("k1"), row("k2")]);
+        assert_eq!(
+            post(&app, "/v1/namespaces/team/push", Some(TOKEN), body)
+                .await
+                .0,
+            StatusCode::OK
+        );
+        let claim = json!({ "limit": 1, "requestId": "claim-1" });
+        let (_, first) = post(
+            &app,
+            "/v1/namespaces/team/outbox/claim",
+            Some(TOKEN),
+            claim.clone(),
+        )
+        .await;
+        assert_eq!(first["rows"][0]["dispatchKey"], "k1", "{first}");
+
+        // Another namespace's traffic fills its own window, not this one's.
+        in_parallel(&app, runstore::MAX_KEPT_REQUESTS + 1, |app, n| async move {
+            let body = json!({ "limit": 1, "requestId": format!("poll-{n}") });
+            let (status, answer) = post(
+                &app,
+                "/v1/namespaces/other/outbox/claim",
+                Some(OTHER_TOKEN),
+                body,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+        })
+        .await;
+        // Requests that roll back (pushes under a stale head) commit nothing, and count for
+        // nothing, whatever sequence values they use up.
+        in_parallel(&app, runstore::MAX_KEPT_REQUESTS + 1, |app, n| async move {
+            let (status, _) = push(&app, &format!("stale-{n}"), "wf", 0, vec![event("b", n)]).await;
+            assert_eq!(status, StatusCode::CONFLICT);
+        })
+        .await;
+        let (status, _) = push(&app, "next", "wf", 1, vec![event("c", 2)]).await;
+        assert_eq!(status, StatusCode::OK);
+
+        // The claim re-sent is still its replay: the same row and token, not another row.
+        let (_, again) = post(&app, "/v1/namespaces/team/outbox/claim", Some(TOKEN), claim).await;
+        assert_eq!(again, first);
     }
 }

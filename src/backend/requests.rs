@@ -7,7 +7,12 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::model::steps::{Operation, RequestKey, RequestRecord, Step, StepOutcome};
+use crate::model::steps::{
+    Operation, OperationOutcome, RequestKey, RequestOutcome, RequestRecord, Step, StepOutcome,
+    DEFAULT_REQUEST_SCOPE,
+};
+use crate::model::Millis;
+use crate::MAX_ID_BYTES;
 
 /// What to do with a request whose id the log may know.
 #[derive(Debug)]
@@ -49,6 +54,57 @@ pub(crate) fn request_conflict(request_id: &str) -> Error {
     }
 }
 
+/// Refuses a request scope that is not an identifier (the empty default scope aside).
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `scope`) for a scope over [`MAX_ID_BYTES`].
+pub(crate) fn check_scope(scope: &str) -> Result<()> {
+    if scope.len() > MAX_ID_BYTES {
+        return Err(Error::invalid(
+            "scope",
+            format!("is {} bytes long; the limit is {MAX_ID_BYTES}", scope.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// What the log says of `request_id`: its record when it holds one; else not committed when
+/// its scope has forgotten nothing, and unknown past `forgotten` when it has.
+pub(crate) fn outcome_of(
+    request_id: &str,
+    record: Option<RequestRecord>,
+    forgotten: Option<Millis>,
+) -> RequestOutcome {
+    match (record, forgotten) {
+        (Some(record), _) => record.into(),
+        (None, None) => RequestOutcome::NotCommitted {
+            request_id: request_id.to_owned(),
+        },
+        (None, Some(forgotten_through)) => RequestOutcome::Unknown {
+            request_id: request_id.to_owned(),
+            forgotten_through,
+        },
+    }
+}
+
+/// The log's text of a request's outcomes.
+///
+/// # Errors
+/// [`Error::Serialization`] when they cannot be written as JSON.
+pub(crate) fn encode_outcomes(outcomes: &[OperationOutcome]) -> Result<String> {
+    Ok(serde_json::to_string(outcomes)?)
+}
+
+/// A request's outcomes from the log's text.
+///
+/// # Errors
+/// [`Error::Corrupt`] when the text is not what [`encode_outcomes`] writes.
+pub(crate) fn decode_outcomes(request_id: &str, text: &str) -> Result<Vec<OperationOutcome>> {
+    serde_json::from_str(text).map_err(|e| Error::Corrupt {
+        message: format!("recorded outcome of request {request_id}: {e}"),
+    })
+}
+
 /// The request key of a step: its id, and the fingerprint of its operations.
 ///
 /// # Errors
@@ -58,6 +114,7 @@ pub(crate) fn step_key(step: &Step) -> Result<Option<RequestKey>> {
         .as_ref()
         .map(|id| {
             Ok(RequestKey {
+                scope: DEFAULT_REQUEST_SCOPE.to_owned(),
                 id: id.clone(),
                 fingerprint: fingerprint(&step.operations)?,
             })

@@ -25,11 +25,16 @@ use crate::error::Result;
 /// Most operations one step may hold: a step is one transaction that holds the write lock.
 pub const MAX_STEP_OPERATIONS: usize = 1000;
 
-/// Request ids are kept at most this long after their commit (7 days).
+/// Request ids are kept at most this long after their commit (7 days), counted from the newest
+/// request of their scope.
 pub const REQUEST_RETENTION_MS: Millis = 7 * 24 * 60 * 60 * 1000;
 
-/// At most this many request ids are kept; the oldest go first.
+/// At most this many request ids are kept per scope; the oldest go first.
 pub const MAX_KEPT_REQUESTS: u64 = 10_000;
+
+/// The scope of the store's own steps (and of every request the JS package makes). A sync
+/// server keeps one scope per namespace.
+pub const DEFAULT_REQUEST_SCOPE: &str = "";
 
 /// One write, as data. In JS the tag is the `op` field: `{ op: "append", workflowId, ... }`.
 /// Each operation has the semantics and errors of the store method of the same name.
@@ -297,6 +302,10 @@ pub struct StepOutcome {
 /// [`request_fingerprint`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestKey {
+    /// The window the id belongs to ([`DEFAULT_REQUEST_SCOPE`], or a namespace of a server):
+    /// each scope keeps its own [`MAX_KEPT_REQUESTS`] ids, so that one scope's traffic never
+    /// pushes another's ids out, and the same id in two scopes names two requests.
+    pub scope: String,
     pub id: String,
     pub fingerprint: String,
 }
@@ -320,6 +329,65 @@ pub struct RequestRecord {
     pub outcomes: Vec<OperationOutcome>,
 }
 
+/// What the request log says of a request id ([`StepStore::request_outcome`]).
+///
+/// The log keeps the latest [`MAX_KEPT_REQUESTS`] ids of each scope for at most
+/// [`REQUEST_RETENTION_MS`], so an id it does not hold either never committed or committed and
+/// was forgotten. It tells the two apart only as far as it can: an expired id is never taken
+/// for one that did not commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "status",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum RequestOutcome {
+    /// The request committed, with these outcomes.
+    Committed {
+        request_id: String,
+        /// When it committed, by the store's clock (ms since the epoch).
+        committed_at: Millis,
+        outcomes: Vec<OperationOutcome>,
+    },
+    /// No request under this id committed: the log has forgotten no request of its scope.
+    NotCommitted { request_id: String },
+    /// The log does not hold the id, and it has forgotten requests committed up to
+    /// `forgotten_through` (the store's clock, ms since the epoch): a request sent after that
+    /// time did not commit; one sent before may have committed and been forgotten.
+    Unknown {
+        request_id: String,
+        forgotten_through: Millis,
+    },
+}
+
+impl RequestOutcome {
+    /// The record of a committed request, `None` for the other answers.
+    pub fn committed(self) -> Option<RequestRecord> {
+        match self {
+            RequestOutcome::Committed {
+                request_id,
+                committed_at,
+                outcomes,
+            } => Some(RequestRecord {
+                request_id,
+                committed_at,
+                outcomes,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl From<RequestRecord> for RequestOutcome {
+    fn from(record: RequestRecord) -> Self {
+        RequestOutcome::Committed {
+            request_id: record.request_id,
+            committed_at: record.committed_at,
+            outcomes: record.outcomes,
+        }
+    }
+}
+
 /// Steps and their request log.
 pub trait StepStore {
     /// Applies every operation of `step`, in order, in one `IMMEDIATE` transaction: all of
@@ -328,7 +396,7 @@ pub trait StepStore {
     /// the recorded outcomes with `replayed: true`.
     ///
     /// Request ids are kept for [`REQUEST_RETENTION_MS`] and at most [`MAX_KEPT_REQUESTS`] of
-    /// them (oldest dropped first); an id older than that is unknown again.
+    /// them per scope (oldest dropped first); an id older than that is unknown again.
     ///
     /// # Errors
     /// - [`crate::Error::Operation`] wrapping the failing operation's own error (its code is
@@ -354,10 +422,18 @@ pub trait StepStore {
         operations: &[Operation],
     ) -> Result<StepOutcome>;
 
-    /// The recorded outcome of request `request_id`, `None` when no step under that id
-    /// committed (or it has expired).
+    /// What the log says of request `request_id` of the store's own scope: committed (with its
+    /// outcomes), not committed, or unknown (not held, but possibly forgotten).
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty or oversized id.
-    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>>;
+    fn request_outcome(&self, request_id: &str) -> Result<RequestOutcome> {
+        self.request_outcome_in(DEFAULT_REQUEST_SCOPE, request_id)
+    }
+
+    /// As [`StepStore::request_outcome`], for an id of `scope`.
+    ///
+    /// # Errors
+    /// As [`StepStore::request_outcome`]; [`crate::Error::InvalidInput`] for an oversized scope.
+    fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome>;
 }

@@ -126,10 +126,7 @@ impl PushRequest {
             events: &self.events,
             outbox: &self.outbox,
         };
-        Ok(RequestKey {
-            id: scope.key("requestId", &self.request_id)?,
-            fingerprint: request_fingerprint("push", &content)?,
-        })
+        scope.request_key(&self.request_id, request_fingerprint("push", &content)?)
     }
 }
 

@@ -152,8 +152,8 @@ pub(crate) async fn fail<A: StoreAccess>(
     Ok(Json(json!({})))
 }
 
-/// The request key of a call of `route` under the client's `request_id`: the namespace's form
-/// of the id, and the fingerprint of the request as the client sent it. A claim re-sent later
+/// The request key of a call of `route` under the client's `request_id`: the id in the
+/// namespace's scope, and the fingerprint of the request as the client sent it. A claim re-sent later
 /// becomes another operation (the server stamps its time into it), yet it is the same
 /// request; the same id with another body is another request.
 fn request_key(
@@ -165,10 +165,9 @@ fn request_key(
     let Some(id) = request_id else {
         return Ok(None);
     };
-    Ok(Some(RequestKey {
-        id: scope.key("requestId", id)?,
-        fingerprint: request_fingerprint(route, request)?,
-    }))
+    Ok(Some(
+        scope.request_key(id, request_fingerprint(route, request)?)?,
+    ))
 }
 
 /// Commits `operation` as a step of its own under `key`: applied once, a replay of the same

@@ -4,10 +4,12 @@
 //! - workflow `w` of namespace `ns` is stored as `ns/w/w`;
 //! - the namespace's change feed is the workflow `ns/feed` (namespace names hold no `/`, so
 //!   no client's workflow id can reach it);
-//! - outbox dispatch keys are `ns/<key>`, request ids `ns/<id>`.
+//! - outbox dispatch keys are `ns/<key>`;
+//! - request ids stay as sent, in the request log's scope `ns`: each namespace keeps its own
+//!   window of ids, so one namespace's traffic cannot push another's out.
 
 use crate::error::{Error, Result};
-use crate::{NewOutboxRow, OutboxRow, MAX_ID_BYTES};
+use crate::{NewOutboxRow, OutboxRow, RequestKey, MAX_ID_BYTES};
 
 /// The ids of one namespace.
 #[derive(Debug, Clone)]
@@ -44,7 +46,21 @@ impl Scope {
         Self::prefixed(field, &self.workflow_prefix, id)
     }
 
-    /// The stored form of the client's dispatch key or request id.
+    /// The request log's key of the client's request id: the id as sent, in the namespace's
+    /// scope, with the request's fingerprint.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (field `requestId`) for an empty or oversized id.
+    pub fn request_key(&self, request_id: &str, fingerprint: String) -> Result<RequestKey> {
+        Self::prefixed("requestId", "", request_id)?;
+        Ok(RequestKey {
+            scope: self.namespace.clone(),
+            id: request_id.to_owned(),
+            fingerprint,
+        })
+    }
+
+    /// The stored form of the client's dispatch key.
     ///
     /// # Errors
     /// As [`Scope::workflow`].

@@ -21,10 +21,12 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, MAIN_DB};
 use sha2::{Digest, Sha256};
 
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
-use super::steps::{record, recorded};
+use super::steps::{forget_through, record, recorded};
 use super::{check_id, SqliteStore};
 use crate::backend::requests::{decide, hex, Decision};
 use crate::error::{clip, Error, Result};
+use crate::model::steps::DEFAULT_REQUEST_SCOPE;
+use crate::model::Millis;
 
 /// What an import did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -198,13 +200,19 @@ impl SqliteStore {
                 "has another schema than this store after migration",
             ));
         }
+        let replaced_logs = newest_requests(&tx)?;
         for table in tables(&tx)? {
             copy_table(&tx, &table)?;
+        }
+        // Every request the store knew before is forgotten now: `request_outcome` must not
+        // take one of them for a request that never committed.
+        for (scope, newest) in replaced_logs {
+            forget_through(&tx, &scope, newest)?;
         }
         if let Some(id) = request_id {
             // The file's own log may hold this id (from an import the exported store made
             // under it): `record` replaces its row, this import is what the id means here now.
-            record(&tx, id, fingerprint, &[])?;
+            record(&tx, DEFAULT_REQUEST_SCOPE, id, fingerprint, &[])?;
         }
         tx.commit()?;
         Ok(false)
@@ -305,8 +313,20 @@ fn import_fingerprint(bytes: &[u8]) -> String {
 /// Whether `request_id` imported this file already; [`Error::Conflict`] when it was used for
 /// another request.
 fn already_imported(conn: &Connection, request_id: &str, fingerprint: &str) -> Result<bool> {
-    let decision = decide(request_id, fingerprint, recorded(conn, request_id)?)?;
+    let recorded = recorded(conn, DEFAULT_REQUEST_SCOPE, request_id)?;
+    let decision = decide(request_id, fingerprint, recorded)?;
     Ok(matches!(decision, Decision::Replay(_)))
+}
+
+/// The commit time of each scope's newest request in the store's log.
+fn newest_requests(conn: &Connection) -> Result<Vec<(String, Millis)>> {
+    let mut stmt = conn.prepare(
+        "SELECT s.scope, max(r.committed_at)
+         FROM main.requests AS r JOIN main.request_scopes AS s USING (scope_number)
+         GROUP BY s.scope",
+    )?;
+    let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// The store's tables (not SQLite's own).

@@ -1,0 +1,34 @@
+-- runstore schema, version 4: applied after schema_3.sql, in the same transaction, by
+-- migrations.rs. Forward-only.
+
+-- ----- the request log (sqlite/steps.rs) -----
+-- One window of request ids per scope (a namespace of the sync server; '' for the store's own
+-- steps), so that one scope's traffic cannot push another's ids out. A request's `slot` is its
+-- scope's number times 2^40 plus its ordinal among the scope's committed requests (1, 2, ...):
+-- only committed rows exist, so a window bounded by it is bounded by what was committed, and
+-- each scope's requests are one range of the table's rowid, appended at its end.
+ALTER TABLE requests RENAME TO requests_v3;
+CREATE TABLE requests (
+    slot         INTEGER PRIMARY KEY,
+    scope_number INTEGER NOT NULL CHECK (scope_number >= 0),
+    request_id   TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    outcomes     TEXT NOT NULL,
+    committed_at INTEGER NOT NULL,
+    UNIQUE (scope_number, request_id)
+);
+INSERT INTO requests (slot, scope_number, request_id, fingerprint, outcomes, committed_at)
+    SELECT row_number() OVER (ORDER BY seq), 0, request_id, fingerprint, outcomes, committed_at
+    FROM requests_v3;
+DROP TABLE requests_v3;
+-- The scopes, numbered (0 is ''), and what each one's log has forgotten: the latest commit
+-- time of a request it no longer holds (NULL: none). A request sent after that time and not
+-- in the log did not commit.
+CREATE TABLE request_scopes (
+    scope_number      INTEGER PRIMARY KEY,
+    scope             TEXT NOT NULL UNIQUE,
+    forgotten_through INTEGER
+);
+INSERT INTO request_scopes (scope_number, scope, forgotten_through) VALUES (0, '', NULL);
+
+-- ----- end of version 4 -----
