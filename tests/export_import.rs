@@ -424,3 +424,31 @@ fn an_export_never_overwrites_a_file() {
         "INVALID_INPUT"
     );
 }
+
+/// An older export brings back rows claimed since, but never the claim-token counter: the
+/// next claim hands out a token no holder had, so a stale holder's settlement is refused.
+#[test]
+fn an_older_export_never_brings_claim_tokens_back() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    filled(&store);
+    let before = store.export_bytes().unwrap();
+    let stale = store.claim_outbox(NOW, 10, &Default::default()).unwrap();
+    assert_eq!(stale.len(), 1, "order-1:ship is pending");
+    let stale_token = stale[0].claim_token;
+
+    store.import_bytes(&before, None).unwrap();
+    let fresh = store.claim_outbox(NOW, 10, &Default::default()).unwrap();
+    assert_eq!(fresh[0].dispatch_key, "order-1:ship");
+    assert!(
+        fresh[0].claim_token > stale_token,
+        "token {} handed out again after {stale_token}",
+        fresh[0].claim_token
+    );
+    let error = store
+        .complete_outbox("order-1:ship", stale_token)
+        .unwrap_err();
+    assert_eq!(error.code(), "CONFLICT", "{error}");
+    store
+        .complete_outbox("order-1:ship", fresh[0].claim_token)
+        .unwrap();
+}

@@ -201,9 +201,16 @@ impl SqliteStore {
             ));
         }
         let replaced_logs = newest_requests(&tx)?;
+        let last_claim_token = last_claim_token(&tx)?;
         for table in tables(&tx)? {
             copy_table(&tx, &table)?;
         }
+        // Fencing only moves forward: a claim after the import hands out a token that no
+        // holder of a claim made before it (here, or in the file) was given.
+        tx.execute(
+            "UPDATE outbox_claim_counter SET last_token = max(last_token, ?1) WHERE id = 1",
+            [last_claim_token],
+        )?;
         // Every request the store knew before is forgotten now: `request_outcome` must not
         // take one of them for a request that never committed.
         for (scope, newest) in replaced_logs {
@@ -316,6 +323,15 @@ fn already_imported(conn: &Connection, request_id: &str, fingerprint: &str) -> R
     let recorded = recorded(conn, DEFAULT_REQUEST_SCOPE, request_id)?;
     let decision = decide(request_id, fingerprint, recorded)?;
     Ok(matches!(decision, Decision::Replay(_)))
+}
+
+/// The last claim token the store handed out.
+fn last_claim_token(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT last_token FROM main.outbox_claim_counter WHERE id = 1",
+        [],
+        |row| row.get(0),
+    )?)
 }
 
 /// The commit time of each scope's newest request in the store's log.
