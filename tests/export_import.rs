@@ -452,3 +452,71 @@ fn an_older_export_never_brings_claim_tokens_back() {
         .complete_outbox("order-1:ship", fresh[0].claim_token)
         .unwrap();
 }
+
+/// A filled store's export after `damage` (raw SQL, bypassing every check of the store).
+fn exported_after(damage: &str) -> Vec<u8> {
+    let store = SqliteStore::open_in_memory().unwrap();
+    filled(&store);
+    store
+        .raw_execute(&format!("PRAGMA ignore_check_constraints = ON; {damage}"))
+        .unwrap();
+    store.export_bytes().unwrap()
+}
+
+/// A file that holds what the store never writes itself is refused with CORRUPT naming the
+/// rule it breaks, and the store is left as it was.
+#[test]
+fn a_file_that_breaks_the_stores_rules_is_refused_naming_the_rule() {
+    let completed = "CAST(X'01' || '{\"type\":\"completed\",\"recordedAt\":5}' AS BLOB)";
+    let cases = [
+        // A head with no events behind it: the next append would get seq 6.
+        ("UPDATE workflows SET head = 5", "head"),
+        ("DELETE FROM events WHERE seq = 1", "head"),
+        ("INSERT INTO events VALUES ('ghost', 1, 'custom', 1, CAST(X'01' || '{\"type\":\"custom\",\"name\":\"x\",\"recordedAt\":1}' AS BLOB))", "head"),
+        // A projection its events do not give, and events out of their lifecycle.
+        ("UPDATE workflows SET status = 'completed', closed_at = 9", "lifecycle"),
+        (&format!(
+            "INSERT INTO events VALUES ('order-1', 3, 'completed', 5, {completed});
+             INSERT INTO events VALUES ('order-1', 4, 'completed', 5, {completed});
+             UPDATE workflows SET head = 4, status = 'completed', closed_at = 5, updated_at = 5"
+        ), "lifecycle"),
+        ("UPDATE events SET event = CAST(X'07' || '{}' AS BLOB) WHERE seq = 2", "lifecycle"),
+        ("UPDATE events SET event = 'text' WHERE seq = 2", "lifecycle"),
+        // Outbox rows and their claims.
+        ("UPDATE outbox SET claimed_at = NULL WHERE status = 'claimed'", "claim"),
+        ("UPDATE outbox SET claim_token = 99", "claim token"),
+        ("UPDATE outbox SET status = 'failed' WHERE status = 'pending'", "dead letter"),
+        ("UPDATE outbox SET attempt = 10 WHERE status = 'pending'", "attempt"),
+        // What the store computes itself.
+        ("UPDATE artifacts SET bytes = X'00'", "artifact"),
+        ("UPDATE package_routes SET content_hash = 'b' || substr(content_hash, 2)", "route"),
+        ("INSERT INTO package_routes VALUES ('other', 'cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc')", "route"),
+        // The request log.
+        ("UPDATE requests SET outcomes = 'not json'", "request log"),
+        ("UPDATE requests SET scope_number = 7", "request log"),
+    ];
+    for (damage, rule) in cases {
+        let error = refused(&exported_after(damage), "CORRUPT");
+        assert!(
+            error.to_string().contains(rule),
+            "{damage}: {error} does not name {rule}"
+        );
+    }
+    // The same file, undamaged, imports.
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store.import_bytes(&exported_after(""), None).unwrap();
+}
+
+/// SQLite's own objects are left out of the schema check by their `sqlite_` prefix only: a
+/// table named `sqliteXnotes` is a table of the file like any other, one the store has not.
+#[test]
+fn a_table_named_like_sqlites_own_is_not_hidden_from_the_schema_check() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    filled(&store);
+    store.raw_execute("CREATE TABLE sqliteXnotes (x)").unwrap();
+    let error = refused(&store.export_bytes().unwrap(), "INVALID_INPUT");
+    assert!(
+        error.to_string().contains("not a runstore database"),
+        "{error}"
+    );
+}

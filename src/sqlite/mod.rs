@@ -7,6 +7,7 @@ pub(crate) mod artifacts;
 mod checkpoints;
 mod conversations;
 pub(crate) mod effects;
+mod import_rules;
 pub(crate) mod journal;
 pub(crate) mod namespaces;
 pub(crate) mod outbox;

@@ -20,6 +20,7 @@ use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, Transaction, TransactionBehavior, MAIN_DB};
 use sha2::{Digest, Sha256};
 
+use super::import_rules::check_rules;
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
 use super::steps::{forget_through, record, recorded};
 use super::{check_id, SqliteStore};
@@ -291,6 +292,7 @@ fn load_checked(field: &str, bytes: &[u8]) -> Result<Connection> {
         )));
     }
     migrations::migrate(&conn)?;
+    check_rules(&conn)?;
     Ok(conn)
 }
 
@@ -345,11 +347,12 @@ fn newest_requests(conn: &Connection) -> Result<Vec<(String, Millis)>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The store's tables (not SQLite's own).
+/// The store's tables (not SQLite's own, whose names start with `sqlite_`: the `_` escaped,
+/// since LIKE reads it as any character).
 fn tables(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT name FROM pragma_table_list
-         WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'
+         WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'
          ORDER BY name",
     )?;
     let names = stmt.query_map([], |row| row.get(0))?;
