@@ -168,46 +168,33 @@ fn check_lifecycles(conn: &Connection) -> Result<()> {
 
 /// Compares a workflow's projection row with where its events lead.
 fn check_projection(conn: &Connection, workflow_id: &str, replayed: &Projection) -> Result<()> {
-    let stored: Option<(
-        String,
-        Option<String>,
-        Option<String>,
-        Option<i64>,
-        Option<i64>,
-        i64,
-    )> = conn
+    let stored: Option<(String, Projection)> = conn
         .prepare_cached(
             "SELECT status, workflow_type, run_id, started_at, closed_at, updated_at
              FROM workflows WHERE workflow_id = ?1",
         )?
         .query_row([workflow_id], |row| {
-            Ok((
-                row.get(0)?,
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get(4)?,
-                row.get(5)?,
-            ))
+            let projection = Projection {
+                workflow_type: row.get(1)?,
+                run_id: row.get(2)?,
+                started_at: row.get(3)?,
+                closed_at: row.get(4)?,
+                updated_at: row.get(5)?,
+                ..Projection::new()
+            };
+            Ok((row.get(0)?, projection))
         })
         .optional()?;
-    let Some((status, workflow_type, run_id, started_at, closed_at, updated_at)) = stored else {
+    let Some((status, mut stored)) = stored else {
         // The head rule reports events without a workflow.
         return Ok(());
     };
-    let stored = Projection {
-        status: WorkflowStatus::parse(&status).ok_or_else(|| {
-            broken(
-                LIFECYCLE_RULE,
-                &format!("workflow {workflow_id} has status {status}"),
-            )
-        })?,
-        workflow_type,
-        run_id,
-        started_at,
-        closed_at,
-        updated_at,
-    };
+    stored.status = WorkflowStatus::parse(&status).ok_or_else(|| {
+        broken(
+            LIFECYCLE_RULE,
+            &format!("workflow {workflow_id} has status {status}"),
+        )
+    })?;
     if stored != *replayed {
         return Err(broken(
             LIFECYCLE_RULE,
