@@ -15,5 +15,5 @@ if [ ! -f tests/app/dist/index.html ] || [ -n "$(find js -newer tests/app/dist/i
 fi
 export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 RUNSTORE_PG_SETTINGS="-c fsync=off -c full_page_writes=off" source scripts/pg-cluster.sh
-cargo test --quiet --features server --test sync_server
+cargo test --quiet --features server --test sync_server --test sync_processes
 node --test --test-concurrency=1 tests/js/sync.test.mjs

@@ -48,6 +48,7 @@ pub use model::packages::*;
 pub use model::retention::*;
 pub use model::run_journal::*;
 pub use model::steps::*;
+pub use model::sync::*;
 pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};

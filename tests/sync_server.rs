@@ -46,8 +46,8 @@ impl Backend {
 
     fn server_with(&self, max_body_bytes: usize) -> Router {
         let config = ServerConfig {
-            grants: grants(),
             max_body_bytes,
+            ..ServerConfig::new(grants())
         };
         match self {
             Backend::Sqlite(dir) => {
@@ -56,7 +56,7 @@ impl Backend {
                 let store =
                     SqliteStore::open_with(dir.path().join("server.db"), Durability::Relaxed)
                         .unwrap();
-                router(Arc::new(Serialized::new(store)), config)
+                router(Arc::new(Serialized::new(store)), config).unwrap()
             }
             Backend::Postgres { url, schema } => {
                 let options = PgOptions {
@@ -67,6 +67,7 @@ impl Backend {
                     Arc::new(Concurrent::open(|| PgStore::connect_with(url, &options)).unwrap()),
                     config,
                 )
+                .unwrap()
             }
         }
     }
@@ -810,5 +811,119 @@ async fn a_namespaces_request_ids_outlive_other_namespaces_traffic_and_rolled_ba
         // The claim re-sent is still its replay: the same row and token, not another row.
         let (_, again) = post(&app, "/v1/namespaces/team/outbox/claim", Some(TOKEN), claim).await;
         assert_eq!(again, first);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pushes_to_one_namespace_never_wedge_on_its_feed_under_concurrency() {
+    const CLIENTS: u64 = 48;
+    const PUSHES: u64 = 15;
+    for backend in Backend::all() {
+        let app = backend.server();
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                let app = app.clone();
+                tokio::spawn(async move {
+                    for n in 0..PUSHES {
+                        let id = format!("c{client}-{n}");
+                        let workflow = format!("wf-{client}");
+                        let (status, body) =
+                            push(&app, &id, &workflow, n, vec![event("e", n + 1)]).await;
+                        assert_eq!(status, StatusCode::OK, "{body}");
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let mut after = 0;
+        let mut heads = std::collections::BTreeMap::new();
+        loop {
+            let page = changes(&app, after).await;
+            for change in page["changes"].as_array().unwrap() {
+                heads.insert(
+                    change["workflowId"].as_str().unwrap().to_owned(),
+                    change["head"].as_u64().unwrap(),
+                );
+            }
+            after = page["cursor"].as_u64().unwrap();
+            if !page["more"].as_bool().unwrap() {
+                break;
+            }
+        }
+        assert_eq!(
+            after,
+            CLIENTS * PUSHES,
+            "one feed entry per push, none lost"
+        );
+        assert_eq!(heads.len() as u64, CLIENTS);
+        assert!(heads.values().all(|&head| head == PUSHES), "{heads:?}");
+    }
+}
+
+/// A body of events of about `size` bytes each.
+fn big_event(n: u64, size: usize) -> Value {
+    json!({ "type": "custom", "name": "big", "recordedAt": n, "data": { "n": n, "blob": "x".repeat(size) } })
+}
+
+#[tokio::test]
+async fn pulls_and_conflicts_answer_a_bounded_number_of_bytes() {
+    const EVENT: usize = 900_000;
+    const EVENTS: u64 = 12;
+    for backend in Backend::all() {
+        let app = backend.server();
+        for n in 0..EVENTS {
+            let (status, body) = push(
+                &app,
+                &format!("big-{n}"),
+                "big",
+                n,
+                vec![big_event(n + 1, EVENT)],
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let limit = runstore::server::DEFAULT_MAX_ANSWER_BYTES;
+        // A pull pages by bytes: each page holds at most the limit (or one event, when one
+        // alone is larger), and paging on reads every event once.
+        let mut after = 0;
+        let mut seen = Vec::new();
+        loop {
+            let (status, body) = call(
+                &app,
+                "GET",
+                &format!("/v1/namespaces/team/workflows/big/events?after={after}"),
+                Some(TOKEN),
+                None,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+            let size = body.to_string().len();
+            let events = body["events"].as_array().unwrap();
+            assert!(!events.is_empty());
+            assert!(
+                size <= limit + EVENT + 1024 || events.len() == 1,
+                "{size} bytes in one answer"
+            );
+            seen.extend(events.iter().map(|e| e["seq"].as_u64().unwrap()));
+            after = *seen.last().unwrap();
+            if body["complete"] == json!(true) {
+                break;
+            }
+        }
+        assert_eq!(seen, (1..=EVENTS).collect::<Vec<_>>());
+        // A conflict names the server's head and carries a bounded part of its events.
+        let (status, body) = push(&app, "late", "big", 0, vec![event("mine", 1)]).await;
+        assert_eq!(
+            (status, body["actual"].as_u64()),
+            (StatusCode::CONFLICT, Some(EVENTS))
+        );
+        assert!(
+            body.to_string().len() <= limit + EVENT + 1024,
+            "{} bytes",
+            body.to_string().len()
+        );
+        assert_eq!(body["eventsComplete"], false);
     }
 }

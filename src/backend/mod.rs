@@ -2,4 +2,5 @@
 //! decided by, and the checks, encodings and fingerprints both `src/sqlite` and
 //! `src/postgres` apply. No SQL here.
 
+pub(crate) mod pages;
 pub(crate) mod requests;

@@ -165,6 +165,16 @@ pub enum Operation {
         workflow_type: String,
         content_hash: String,
     },
+    /// The sync server's record of a push (see [`crate::SyncFeed`]): `workflow_id` went from
+    /// head `base` to head `head`, the next entry of `feed`. Entries take their positions in
+    /// the order their steps commit. Not part of the JS API: never read from JSON.
+    #[serde(skip_deserializing)]
+    RecordChange {
+        feed: String,
+        workflow_id: String,
+        base: u64,
+        head: u64,
+    },
 }
 
 /// What one operation did, in the order of the step. The tag `op` names the operation.
@@ -250,6 +260,10 @@ pub enum OperationOutcome {
         dropped_routes: Vec<String>,
     },
     SetPackageRoute {},
+    /// The entry's position in its feed.
+    RecordChange {
+        position: u64,
+    },
 }
 
 /// Operations to apply together, with an optional request id.

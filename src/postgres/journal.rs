@@ -172,6 +172,16 @@ const SUMMARIES: Listing = Listing {
     kinds: &[KeyKind::Int, KeyKind::Int, KeyKind::Text],
 };
 
+/// A row of `(seq, event)` as the workflow's stored event.
+pub(super) fn decode_row_event(workflow_id: &str, row: &Row) -> Result<StoredEvent> {
+    let seq = to_u64("seq", col(row, 0)?)?;
+    let blob: &[u8] = col(row, 1)?;
+    Ok(StoredEvent {
+        seq,
+        event: decode_at(workflow_id, seq, blob)?,
+    })
+}
+
 fn head_of(client: &mut impl Sql, workflow_id: &str) -> Result<u64> {
     let head = client.query_opt(
         "SELECT head FROM workflows WHERE workflow_id = $1",

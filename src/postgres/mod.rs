@@ -34,6 +34,7 @@ mod retention;
 mod run_journal;
 mod session;
 mod steps;
+mod sync_feed;
 mod timers;
 mod visibility;
 
@@ -87,6 +88,8 @@ impl Default for PgOptions {
 /// ```
 pub struct PgStore {
     pool: Pool,
+    /// How to connect, for the change listener's connection of its own.
+    config: postgres::Config,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -131,7 +134,7 @@ impl PgStore {
             config.options(&format!("-c search_path={schema}"));
         }
         config.connect_timeout(options.connect_timeout);
-        let manager = Manager(PostgresConnectionManager::new(config, NoTls));
+        let manager = Manager(PostgresConnectionManager::new(config.clone(), NoTls));
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
@@ -142,7 +145,7 @@ impl PgStore {
             .connection_timeout(options.connect_timeout)
             .build(manager)
             .map_err(unavailable)?;
-        let store = Self { pool };
+        let store = Self { pool, config };
         store.write(|tx| migrations::migrate(tx, options.schema.as_deref()))?;
         Ok(store)
     }

@@ -15,3 +15,21 @@ CREATE TABLE request_scopes (
     scope             TEXT COLLATE "C" PRIMARY KEY,
     forgotten_through BIGINT NOT NULL
 );
+
+-- Change feeds of the sync server: one per namespace, each push an entry (`workflow_id` went
+-- from head `base` to `head`). Positions run 1, 2, ... per feed in commit order: each push's
+-- transaction takes the feed's row in sync_feed_heads (an UPDATE, held to its commit), so
+-- pushes to one namespace queue on it instead of racing for the next position, and a reader
+-- never sees a position before the ones below it.
+CREATE TABLE sync_feed (
+    feed        TEXT COLLATE "C" NOT NULL,
+    position    BIGINT NOT NULL CHECK (position >= 1),
+    workflow_id TEXT COLLATE "C" NOT NULL,
+    base        BIGINT NOT NULL CHECK (base >= 0),
+    head        BIGINT NOT NULL CHECK (head > base),
+    PRIMARY KEY (feed, position)
+);
+CREATE TABLE sync_feed_heads (
+    feed     TEXT COLLATE "C" PRIMARY KEY,
+    position BIGINT NOT NULL CHECK (position >= 1)
+);

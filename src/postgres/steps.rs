@@ -309,6 +309,14 @@ fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
             packages::set_route_in(tx, workflow_type, content_hash)?;
             Done::SetPackageRoute {}
         }
+        Operation::RecordChange {
+            feed,
+            workflow_id,
+            base,
+            head,
+        } => Done::RecordChange {
+            position: sync_feed::record_change_in(tx, feed, workflow_id, *base, *head)?,
+        },
     })
 }
 

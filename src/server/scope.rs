@@ -2,8 +2,7 @@
 //! start with the namespace, and strips that prefix from everything it answers.
 //!
 //! - workflow `w` of namespace `ns` is stored as `ns/w/w`;
-//! - the namespace's change feed is the workflow `ns/feed` (namespace names hold no `/`, so
-//!   no client's workflow id can reach it);
+//! - the namespace's change feed is the store's feed `ns` (see [`crate::SyncFeed`]);
 //! - outbox dispatch keys are `ns/<key>`;
 //! - request ids stay as sent, in the request log's scope `ns`: each namespace keeps its own
 //!   window of ids, so one namespace's traffic cannot push another's out.
@@ -111,6 +110,11 @@ impl Scope {
         row.dispatch_key = self.strip_key(row.dispatch_key);
         row.workflow_id = self.strip_workflow(row.workflow_id);
         row
+    }
+
+    /// A stored workflow id as the client knows it.
+    pub fn client_workflow(&self, id: String) -> String {
+        self.strip_workflow(id)
     }
 
     fn strip_workflow(&self, id: String) -> String {

@@ -17,6 +17,7 @@ mod retention;
 pub(crate) mod revisions;
 mod run_journal;
 pub(crate) mod steps;
+pub(crate) mod sync_feed;
 mod timers;
 mod transfer;
 pub(crate) mod visibility;

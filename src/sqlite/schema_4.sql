@@ -31,4 +31,21 @@ CREATE TABLE request_scopes (
 );
 INSERT INTO request_scopes (scope_number, scope, forgotten_through) VALUES (0, '', NULL);
 
+-- ----- change feeds of the sync server (sqlite/sync_feed.rs) -----
+-- One feed per namespace: each push is an entry, `workflow_id` went from head `base` to
+-- `head`. Positions run 1, 2, ... per feed in commit order: the feed's row in
+-- sync_feed_heads is taken by each push's transaction, so pushes queue on it rather than race.
+CREATE TABLE sync_feed (
+    feed        TEXT NOT NULL,
+    position    INTEGER NOT NULL CHECK (position >= 1),
+    workflow_id TEXT NOT NULL,
+    base        INTEGER NOT NULL CHECK (base >= 0),
+    head        INTEGER NOT NULL CHECK (head > base),
+    PRIMARY KEY (feed, position)
+) WITHOUT ROWID;
+CREATE TABLE sync_feed_heads (
+    feed     TEXT PRIMARY KEY NOT NULL,
+    position INTEGER NOT NULL CHECK (position >= 1)
+) WITHOUT ROWID;
+
 -- ----- end of version 4 -----

@@ -420,6 +420,14 @@ impl SqliteStore {
                 self.set_package_route(workflow_type, content_hash)?;
                 Done::SetPackageRoute {}
             }
+            Operation::RecordChange {
+                feed,
+                workflow_id,
+                base,
+                head,
+            } => Done::RecordChange {
+                position: self.record_change(feed, workflow_id, *base, *head)?,
+            },
         })
     }
 }
