@@ -70,6 +70,9 @@ export const PARAMETERS = Object.freeze({
   saveConversation: ['state', 'expectedRevision'],
   commit: ['step'],
   requestOutcome: ['requestId'],
+  syncTarget: ['target'],
+  syncWorkflows: ['target', 'selection', 'page'],
+  syncHeads: ['target', 'workflowIds'],
   purgeWorkflows: ['closedBefore', 'limit'],
   storageStats: [],
   vacuum: [],
@@ -229,6 +232,8 @@ const OPERATION_CHANGES = {
   putPackage: (op, o, c) => c.area('packages'),
   deletePackage: (op, o, c) => c.area('packages'),
   setPackageRoute: (op, o, c) => c.area('packages'),
+  // The sync state is the sync's own bookkeeping, no area an app reads.
+  saveSync: () => {},
 };
 
 function outboxRows(rows, c) {

@@ -4,3 +4,4 @@
 
 pub(crate) mod pages;
 pub(crate) mod requests;
+pub(crate) mod sync;

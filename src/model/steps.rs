@@ -18,6 +18,7 @@ use super::outbox::{ClaimFilter, NewOutboxRow, OutboxClaim, OutboxRow, OutboxSta
 use super::packages::PackageRecord;
 use super::retention::PurgeCounts;
 use super::run_journal::RunEvent;
+use super::sync::{CursorMove, SyncHeadUpdate};
 use super::visibility::VisibilityRecord;
 use super::Millis;
 use crate::error::Result;
@@ -165,6 +166,18 @@ pub enum Operation {
         workflow_type: String,
         content_hash: String,
     },
+    /// [`crate::SyncState`]: what a sync pass keeps (the target's client id, cursor and mark,
+    /// and agreed heads), each part applied only from the state the pass read.
+    SaveSync {
+        target: String,
+        client_id: String,
+        #[serde(default)]
+        cursor: Option<CursorMove>,
+        #[serde(default)]
+        mark: Option<u64>,
+        #[serde(default)]
+        heads: Vec<SyncHeadUpdate>,
+    },
     /// The sync server's record of a push (see [`crate::SyncFeed`]): `workflow_id` went from
     /// head `base` to head `head`, the next entry of `feed`. Entries take their positions in
     /// the order their steps commit. Not part of the JS API: never read from JSON.
@@ -260,6 +273,7 @@ pub enum OperationOutcome {
         dropped_routes: Vec<String>,
     },
     SetPackageRoute {},
+    SaveSync {},
     /// The entry's position in its feed.
     RecordChange {
         position: u64,

@@ -12,6 +12,7 @@ use super::session::{Sql, Tx};
 
 use super::outbox::insert_unique;
 use super::paging::{col, Key, KeyKind, Listing, Param};
+use super::sync_state::next_change_mark;
 use super::{to_i64, to_u64, PgStore};
 use crate::error::{Error, Result};
 use crate::model::journal::*;
@@ -128,14 +129,17 @@ fn append_encoded(
            AS t(s, k, r, e)",
         &[&workflow_id, &seqs, &kinds, &times, &blobs],
     )?;
+    // While a sync target exists, the workflow takes the store's next change mark.
+    let changed = next_change_mark(tx)?;
     tx.execute(
         "INSERT INTO workflows (workflow_id, head, status, workflow_type, run_id, started_at,
-           closed_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           closed_at, updated_at, changed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (workflow_id) DO UPDATE SET head = excluded.head, status = excluded.status,
            workflow_type = excluded.workflow_type, run_id = excluded.run_id,
            started_at = excluded.started_at, closed_at = excluded.closed_at,
-           updated_at = excluded.updated_at",
+           updated_at = excluded.updated_at,
+           changed = coalesce(excluded.changed, workflows.changed)",
         &[
             &workflow_id,
             &to_i64("seq", seq)?,
@@ -145,6 +149,7 @@ fn append_encoded(
             &projection.started_at,
             &projection.closed_at,
             &projection.updated_at,
+            &changed,
         ],
     )?;
     Ok(seq)

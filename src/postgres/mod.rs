@@ -35,6 +35,7 @@ mod run_journal;
 mod session;
 mod steps;
 mod sync_feed;
+mod sync_state;
 mod timers;
 mod visibility;
 

@@ -33,3 +33,28 @@ CREATE TABLE sync_feed_heads (
     feed     TEXT COLLATE "C" PRIMARY KEY,
     position BIGINT NOT NULL CHECK (position >= 1)
 );
+
+-- The sync state of a store that syncs with servers, as on SQLite (src/sqlite/schema_4.sql).
+CREATE TABLE sync_targets (
+    target    TEXT COLLATE "C" PRIMARY KEY,
+    client_id TEXT COLLATE "C" NOT NULL,
+    cursor    BIGINT NOT NULL CHECK (cursor >= 0),
+    mark      BIGINT CHECK (mark IS NULL OR mark >= 0)
+);
+CREATE TABLE sync_heads (
+    target      TEXT COLLATE "C" NOT NULL,
+    workflow_id TEXT COLLATE "C" NOT NULL,
+    head        BIGINT NOT NULL CHECK (head >= 0),
+    state       TEXT COLLATE "C" NOT NULL CHECK (state IN ('synced', 'conflict', 'purged')),
+    PRIMARY KEY (target, workflow_id)
+);
+CREATE INDEX sync_heads_unsettled ON sync_heads (target, state, workflow_id)
+    WHERE state != 'synced';
+-- Appends lock this row (FOR UPDATE) while a target exists, so that marks are taken in commit
+-- order, as SQLite's single writer takes them.
+CREATE TABLE sync_clock (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    floor BIGINT NOT NULL CHECK (floor >= 0)
+);
+ALTER TABLE workflows ADD COLUMN changed BIGINT CHECK (changed IS NULL OR changed >= 1);
+CREATE INDEX workflows_changed ON workflows (changed, workflow_id) WHERE changed IS NOT NULL;

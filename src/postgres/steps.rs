@@ -309,6 +309,16 @@ fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
             packages::set_route_in(tx, workflow_type, content_hash)?;
             Done::SetPackageRoute {}
         }
+        Operation::SaveSync {
+            target,
+            client_id,
+            cursor,
+            mark,
+            heads,
+        } => {
+            sync_state::save_in(tx, target, client_id, *cursor, *mark, heads)?;
+            Done::SaveSync {}
+        }
         Operation::RecordChange {
             feed,
             workflow_id,

@@ -7,6 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::outbox::check_rows as check_outbox_rows;
 use super::paging::{self, Listing};
+use super::sync_state::next_change_mark;
 use super::{
     check_depth, check_id, check_id_as, check_size, from_sql_int, to_sql_int, SqliteStore,
     MAX_DOCUMENT_BYTES,
@@ -314,25 +315,35 @@ impl SqliteStore {
             projection.apply(event);
         }
         let head = to_sql_int("seq", seq)?;
+        // While a sync target exists, the workflow takes the store's next change mark.
+        let changed = next_change_mark(tx)?;
         if let Some(before) = before {
             if before.same_run_as(&projection) {
                 // Only the head and the time move: an UPDATE that names no indexed column
                 // leaves the status, type and close-time indexes untouched, so the commit
                 // writes two pages fewer.
-                tx.prepare_cached(
-                    "UPDATE workflows SET head = ?2, updated_at = ?3 WHERE workflow_id = ?1",
-                )?
-                .execute(params![workflow_id, head, projection.updated_at])?;
+                match changed {
+                    None => tx.prepare_cached(
+                        "UPDATE workflows SET head = ?2, updated_at = ?3 WHERE workflow_id = ?1",
+                    )?
+                    .execute(params![workflow_id, head, projection.updated_at])?,
+                    Some(mark) => tx.prepare_cached(
+                        "UPDATE workflows SET head = ?2, updated_at = ?3, changed = ?4
+                         WHERE workflow_id = ?1",
+                    )?
+                    .execute(params![workflow_id, head, projection.updated_at, mark])?,
+                };
                 return Ok(seq);
             }
         }
         tx.prepare_cached(
-            "INSERT INTO workflows (workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            "INSERT INTO workflows (workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at, changed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (workflow_id) DO UPDATE SET head = excluded.head, status = excluded.status,
                workflow_type = excluded.workflow_type, run_id = excluded.run_id,
                started_at = excluded.started_at, closed_at = excluded.closed_at,
-               updated_at = excluded.updated_at",
+               updated_at = excluded.updated_at,
+               changed = coalesce(excluded.changed, workflows.changed)",
         )?
         .execute(params![
             workflow_id,
@@ -342,7 +353,8 @@ impl SqliteStore {
             projection.run_id,
             projection.started_at,
             projection.closed_at,
-            projection.updated_at
+            projection.updated_at,
+            changed
         ])?;
         Ok(seq)
     }

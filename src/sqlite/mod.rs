@@ -18,6 +18,7 @@ pub(crate) mod revisions;
 mod run_journal;
 pub(crate) mod steps;
 pub(crate) mod sync_feed;
+mod sync_state;
 mod timers;
 mod transfer;
 pub(crate) mod visibility;

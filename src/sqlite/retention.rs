@@ -4,6 +4,7 @@
 use rusqlite::{params, Connection};
 
 use super::paging::checked_limit;
+use super::sync_state::tombstone;
 use super::{from_sql_int, SqliteStore};
 use crate::error::{Error, Result};
 use crate::model::retention::*;
@@ -126,6 +127,7 @@ impl SqliteStore {
         }
         // The ids travel as one JSON array, read with json_each: no SQL text from values.
         let ids = serde_json::to_string(&ids)?;
+        tombstone(&tx, &ids)?;
         let mut deleted = [0u64; PER_WORKFLOW.len()];
         for (count, table) in deleted.iter_mut().zip(PER_WORKFLOW) {
             *count = tx

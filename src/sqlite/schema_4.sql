@@ -48,4 +48,36 @@ CREATE TABLE sync_feed_heads (
     position INTEGER NOT NULL CHECK (position >= 1)
 ) WITHOUT ROWID;
 
+-- ----- the sync state of a store that syncs with servers (sqlite/sync_state.rs) -----
+-- Per target (a server's namespace): the client id its pushes are made under, where the
+-- store is in the namespace's change feed, and the change mark up to which every local append
+-- was handled by a pass (NULL until a first pass over every workflow ended).
+CREATE TABLE sync_targets (
+    target    TEXT PRIMARY KEY NOT NULL,
+    client_id TEXT NOT NULL,
+    cursor    INTEGER NOT NULL CHECK (cursor >= 0),
+    mark      INTEGER CHECK (mark IS NULL OR mark >= 0)
+) WITHOUT ROWID;
+-- Per target and workflow: the head both agree on (events 1..head are the same on both), and
+-- whether they are in step, apart (a conflict, reported at each pass) or the workflow was
+-- purged here (a tombstone: not pulled back).
+CREATE TABLE sync_heads (
+    target      TEXT NOT NULL,
+    workflow_id TEXT NOT NULL,
+    head        INTEGER NOT NULL CHECK (head >= 0),
+    state       TEXT NOT NULL CHECK (state IN ('synced', 'conflict', 'purged')),
+    PRIMARY KEY (target, workflow_id)
+) WITHOUT ROWID;
+CREATE INDEX sync_heads_unsettled ON sync_heads (target, state, workflow_id)
+    WHERE state != 'synced';
+-- While a target exists (this row exists), each append gives its workflow the next change
+-- mark: above every mark given before, and above `floor`, the highest mark of a purged
+-- workflow, so that marks never go back when the workflow holding the highest is deleted.
+CREATE TABLE sync_clock (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    floor INTEGER NOT NULL CHECK (floor >= 0)
+);
+ALTER TABLE workflows ADD COLUMN changed INTEGER CHECK (changed IS NULL OR changed >= 1);
+CREATE INDEX workflows_changed ON workflows (changed, workflow_id) WHERE changed IS NOT NULL;
+
 -- ----- end of version 4 -----

@@ -420,6 +420,16 @@ impl SqliteStore {
                 self.set_package_route(workflow_type, content_hash)?;
                 Done::SetPackageRoute {}
             }
+            Operation::SaveSync {
+                target,
+                client_id,
+                cursor,
+                mark,
+                heads,
+            } => {
+                self.save_sync(target, client_id, *cursor, *mark, heads)?;
+                Done::SaveSync {}
+            }
             Operation::RecordChange {
                 feed,
                 workflow_id,
