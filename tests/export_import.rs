@@ -5,7 +5,10 @@
 
 use std::path::Path;
 
-use runstore::{Error, EventJournal, OutboxStore, SqliteStore, Step, StepStore, SCHEMA_VERSION};
+use runstore::{
+    CursorMove, Error, EventJournal, Operation, OutboxStore, SqliteStore, Step, StepStore,
+    SyncHeadState, SyncHeadUpdate, SCHEMA_VERSION,
+};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 use serde_json::json;
@@ -53,6 +56,27 @@ fn every_area() -> Step {
 
 fn filled(store: &SqliteStore) {
     store.commit(&every_area()).expect("every area written");
+    // The sync server's feed and a sync target's state, which no JS step writes.
+    let sync = Step::new()
+        .with(Operation::RecordChange {
+            feed: "shop".into(),
+            workflow_id: "order-1".into(),
+            base: 0,
+            head: 2,
+        })
+        .with(Operation::SaveSync {
+            target: "shop@https://sync.example.com".into(),
+            client_id: "client-1".into(),
+            cursor: Some(CursorMove { from: 0, to: 1 }),
+            mark: Some(0),
+            heads: vec![SyncHeadUpdate {
+                workflow_id: "order-1".into(),
+                expected: None,
+                head: 2,
+                state: SyncHeadState::Synced,
+            }],
+        });
+    store.commit(&sync).expect("sync state written");
 }
 
 /// Every row of every table, in a fixed order: what "the same data" means.
@@ -491,6 +515,11 @@ fn a_file_that_breaks_the_stores_rules_is_refused_naming_the_rule() {
         ("UPDATE artifacts SET bytes = X'00'", "artifact"),
         ("UPDATE package_routes SET content_hash = 'b' || substr(content_hash, 2)", "route"),
         ("INSERT INTO package_routes VALUES ('other', 'cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc')", "route"),
+        // The sync server's feed and a sync target's state.
+        ("INSERT INTO sync_feed VALUES ('shop', 5, 'order-1', 2, 3)", "feed"),
+        ("UPDATE sync_heads SET head = 3", "agreed head"),
+        ("UPDATE sync_targets SET mark = 5", "mark"),
+        ("DELETE FROM sync_clock", "mark"),
         // The request log.
         ("UPDATE requests SET outcomes = 'not json'", "request log"),
         ("UPDATE requests SET scope_number = 7", "request log"),

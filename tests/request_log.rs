@@ -4,8 +4,8 @@
 #![cfg(not(target_family = "wasm"))]
 
 use runstore::{
-    Operation, RequestKey, RequestOutcome, SqliteStore, Step, StepStore, MAX_KEPT_REQUESTS,
-    REQUEST_RETENTION_MS,
+    ClaimFilter, NewOutboxRow, Operation, OperationOutcome, OutboxStore, RequestKey,
+    RequestOutcome, SqliteStore, Step, StepStore, MAX_KEPT_REQUESTS, REQUEST_RETENTION_MS,
 };
 
 fn timer(request_id: &str, n: u64) -> Step {
@@ -261,4 +261,64 @@ fn each_scope_keeps_its_own_window() {
         .commit_request(Some(&key("a", "kept".into())), &op(0))
         .unwrap();
     assert!(replay.replayed);
+}
+
+/// A claim's outcome is kept as its rows' keys, tokens and state, not their inputs: a read
+/// fetches those again, so a replay and `request_outcome` answer the whole rows.
+#[test]
+fn a_claim_of_a_large_input_keeps_a_small_log_row() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let input: Vec<u8> = (0..1_024_000u32).map(|n| (n % 251) as u8).collect();
+    store
+        .insert_outbox(&[NewOutboxRow {
+            dispatch_key: "big".into(),
+            workflow_id: "wf".into(),
+            ordinal: 1,
+            activity_type: "upload".into(),
+            input: input.clone(),
+            visible_after: 0,
+            attempt: 0,
+            run_id: None,
+            namespace: None,
+            task_queue: None,
+            node: None,
+            max_attempts: None,
+        }])
+        .unwrap();
+    let claim = Step::new()
+        .request_id("claim-big")
+        .with(Operation::ClaimOutbox {
+            now: 10,
+            limit: 1,
+            filter: ClaimFilter::default(),
+        });
+    let first = store.commit(&claim).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db");
+    store
+        .raw_execute(&format!("VACUUM INTO '{}'", copy.display()))
+        .unwrap();
+    let logged: i64 = rusqlite::Connection::open(&copy)
+        .unwrap()
+        .query_row(
+            "SELECT length(outcomes) FROM requests WHERE request_id = 'claim-big'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(logged < 4096, "the log row holds {logged} bytes");
+    // The replay and the recorded outcome still hand the whole row back.
+    let replay = store.commit(&claim).unwrap();
+    assert!(replay.replayed);
+    assert_eq!(replay.outcomes, first.outcomes);
+    let OperationOutcome::ClaimOutbox { rows } = &first.outcomes[0] else {
+        panic!("{first:?}");
+    };
+    assert_eq!(rows[0].input, input);
+    let recorded = store
+        .request_outcome("claim-big")
+        .unwrap()
+        .committed()
+        .unwrap();
+    assert_eq!(recorded.outcomes, first.outcomes);
 }

@@ -3,10 +3,13 @@
 //! what the id did before, or a conflict. Every backend's `commit`, every server route and
 //! the import go through [`decide`].
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::model::outbox::OutboxRow;
 use crate::model::steps::{
     Operation, OperationOutcome, RequestKey, RequestOutcome, RequestRecord, Step, StepOutcome,
     DEFAULT_REQUEST_SCOPE,
@@ -87,21 +90,113 @@ pub(crate) fn outcome_of(
     }
 }
 
-/// The log's text of a request's outcomes.
+/// The log's text of a request's outcomes, kept compact: the outbox rows a claim or a re-arm
+/// answered are kept without their inputs (up to 64 MiB each, spelled number by number in
+/// JSON), which a read of the outbox gives back ([`StoredOutcomes::with_inputs`]). The rows
+/// keep their keys, tokens and the state the request left them in.
 ///
 /// # Errors
 /// [`Error::Serialization`] when they cannot be written as JSON.
 pub(crate) fn encode_outcomes(outcomes: &[OperationOutcome]) -> Result<String> {
-    Ok(serde_json::to_string(outcomes)?)
+    let mut compact = outcomes.to_vec();
+    for row in claimed_rows(&mut compact) {
+        row.input = Vec::new();
+    }
+    Ok(serde_json::to_string(&Compact {
+        v: COMPACT_VERSION,
+        outcomes: compact,
+    })?)
 }
 
-/// A request's outcomes from the log's text.
+/// The version of [`Compact`] written now; a log row of an earlier store is a plain array.
+const COMPACT_VERSION: u32 = 2;
+
+/// A request's outcomes as [`encode_outcomes`] writes them.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Compact {
+    v: u32,
+    outcomes: Vec<OperationOutcome>,
+}
+
+/// The outbox rows of claims and re-arms among `outcomes`.
+fn claimed_rows(outcomes: &mut [OperationOutcome]) -> impl Iterator<Item = &mut OutboxRow> {
+    outcomes.iter_mut().flat_map(|outcome| match outcome {
+        OperationOutcome::ClaimOutbox { rows } | OperationOutcome::RearmStaleClaims { rows } => {
+            rows.iter_mut()
+        }
+        _ => [].iter_mut(),
+    })
+}
+
+/// A request's outcomes as read from the log, the inputs of their outbox rows still to fetch.
+#[derive(Debug)]
+pub(crate) struct StoredOutcomes {
+    outcomes: Vec<OperationOutcome>,
+    inputs_left_out: bool,
+}
+
+impl StoredOutcomes {
+    /// The dispatch keys whose inputs [`StoredOutcomes::with_inputs`] needs.
+    pub(crate) fn keys(&mut self) -> Vec<String> {
+        if !self.inputs_left_out {
+            return Vec::new();
+        }
+        claimed_rows(&mut self.outcomes)
+            .map(|row| row.dispatch_key.clone())
+            .collect()
+    }
+
+    /// The outcomes whole, each claimed row's input from `inputs` (by dispatch key).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when a row the request claimed was deleted since (a purge): its
+    /// input is gone with it.
+    pub(crate) fn with_inputs(
+        mut self,
+        mut inputs: HashMap<String, Vec<u8>>,
+    ) -> Result<Vec<OperationOutcome>> {
+        if self.inputs_left_out {
+            for row in claimed_rows(&mut self.outcomes) {
+                row.input = inputs
+                    .remove(&row.dispatch_key)
+                    .ok_or_else(|| Error::not_found(ROW_ENTITY, &row.dispatch_key))?;
+            }
+        }
+        Ok(self.outcomes)
+    }
+}
+
+/// The entity outbox rows are named by in errors.
+const ROW_ENTITY: &str = "outbox row";
+
+/// A request's outcomes from the log's text, as [`encode_outcomes`] wrote them (or a plain
+/// array, as a store before schema version 4 wrote them).
 ///
 /// # Errors
-/// [`Error::Corrupt`] when the text is not what [`encode_outcomes`] writes.
-pub(crate) fn decode_outcomes(request_id: &str, text: &str) -> Result<Vec<OperationOutcome>> {
-    serde_json::from_str(text).map_err(|e| Error::Corrupt {
+/// [`Error::Corrupt`] when the text is neither.
+pub(crate) fn decode_outcomes(request_id: &str, text: &str) -> Result<StoredOutcomes> {
+    let corrupt = |e: serde_json::Error| Error::Corrupt {
         message: format!("recorded outcome of request {request_id}: {e}"),
+    };
+    if text.starts_with('[') {
+        return Ok(StoredOutcomes {
+            outcomes: serde_json::from_str(text).map_err(corrupt)?,
+            inputs_left_out: false,
+        });
+    }
+    let compact: Compact = serde_json::from_str(text).map_err(corrupt)?;
+    if compact.v != COMPACT_VERSION {
+        return Err(Error::Corrupt {
+            message: format!(
+                "recorded outcome of request {request_id} is of version {}",
+                compact.v
+            ),
+        });
+    }
+    Ok(StoredOutcomes {
+        outcomes: compact.outcomes,
+        inputs_left_out: true,
     })
 }
 

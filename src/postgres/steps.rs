@@ -8,6 +8,8 @@
 //! (`replayed`) without applying anything; when it rolled back, the second runs. Exactly once,
 //! decided by the database, as SQLite's write lock decides it.
 
+use std::collections::HashMap;
+
 use super::session::{Sql, Tx};
 
 use super::paging::col;
@@ -55,10 +57,23 @@ fn recorded(
         return Ok(None);
     };
     let outcomes: String = col(&row, 2)?;
+    let mut stored = decode_outcomes(request_id, &outcomes)?;
+    let keys = stored.keys();
+    let inputs = if keys.is_empty() {
+        HashMap::new()
+    } else {
+        let rows = client.query(
+            "SELECT dispatch_key, input FROM outbox WHERE dispatch_key = ANY($1::text[])",
+            &[&keys],
+        )?;
+        rows.iter()
+            .map(|row| Ok((col(row, 0)?, col(row, 1)?)))
+            .collect::<Result<_>>()?
+    };
     let record = RequestRecord {
         request_id: request_id.to_owned(),
         committed_at: col(&row, 1)?,
-        outcomes: decode_outcomes(request_id, &outcomes)?,
+        outcomes: stored.with_inputs(inputs)?,
     };
     Ok(Some((col(&row, 0)?, record)))
 }

@@ -83,6 +83,33 @@ const SQL_RULES: &[SqlRule] = &[
                        LIMIT 1",
     },
     SqlRule {
+        name: "a feed's entries are below its head position",
+        first_breach: "SELECT 'entry ' || f.position || ' of feed ' || f.feed || ' is past its head '
+                         || coalesce(h.position, 0)
+                       FROM sync_feed AS f LEFT JOIN sync_feed_heads AS h USING (feed)
+                       WHERE f.position > coalesce(h.position, 0)
+                       LIMIT 1",
+    },
+    SqlRule {
+        name: "a synced workflow's agreed head is at most its local head",
+        first_breach: "SELECT 'workflow ' || s.workflow_id || ' agrees on head ' || s.head
+                         || ' with ' || s.target || ' and has head ' || coalesce(w.head, 0)
+                       FROM sync_heads AS s LEFT JOIN workflows AS w USING (workflow_id)
+                       WHERE s.state != 'purged' AND s.head > coalesce(w.head, 0)
+                       LIMIT 1",
+    },
+    SqlRule {
+        name: "a sync target's mark is not past the store's change clock",
+        first_breach: "SELECT 'target ' || t.target || ' has mark ' || t.mark
+                         || ', past the clock ' || coalesce(c.clock, 'that does not run')
+                       FROM sync_targets AS t
+                       LEFT JOIN (SELECT max(floor, coalesce(
+                                     (SELECT max(changed) FROM workflows), 0)) AS clock
+                                  FROM sync_clock) AS c ON 1
+                       WHERE c.clock IS NULL OR t.mark > c.clock
+                       LIMIT 1",
+    },
+    SqlRule {
         name: "the request log's requests belong to its numbered scopes",
         first_breach: "SELECT 'request ' || request_id || ' is in slot ' || slot
                          || ' of scope number ' || scope_number

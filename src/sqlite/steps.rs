@@ -3,6 +3,7 @@
 //! id is recorded with the outcomes before that transaction commits.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -133,12 +134,29 @@ pub(super) fn recorded(
     let Some((fingerprint, committed_at, outcomes)) = row else {
         return Ok(None);
     };
+    let mut stored = decode_outcomes(request_id, &outcomes)?;
+    let inputs = outbox_inputs(conn, &stored.keys())?;
     let record = RequestRecord {
         request_id: request_id.to_owned(),
         committed_at,
-        outcomes: decode_outcomes(request_id, &outcomes)?,
+        outcomes: stored.with_inputs(inputs)?,
     };
     Ok(Some((fingerprint, record)))
+}
+
+/// The inputs of the outbox rows `keys`, which a recorded claim left out of its outcome.
+fn outbox_inputs(conn: &Connection, keys: &[String]) -> Result<HashMap<String, Vec<u8>>> {
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT dispatch_key, input FROM outbox
+         WHERE dispatch_key IN (SELECT value FROM json_each(?1))",
+    )?;
+    let rows = stmt.query_map([serde_json::to_string(keys)?], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// The latest commit time of a request of `scope` the log has forgotten: deleted, or past the
