@@ -95,24 +95,36 @@ pub(crate) fn outcome_of(
 /// JSON), which a read of the outbox gives back ([`StoredOutcomes::with_inputs`]). The rows
 /// keep their keys, tokens and the state the request left them in.
 ///
+/// The inputs are taken out of `outcomes` while they are written, and put back.
+///
 /// # Errors
 /// [`Error::Serialization`] when they cannot be written as JSON.
-pub(crate) fn encode_outcomes(outcomes: &[OperationOutcome]) -> Result<String> {
-    let mut compact = outcomes.to_vec();
-    for row in claimed_rows(&mut compact) {
-        row.input = Vec::new();
-    }
-    Ok(serde_json::to_string(&Compact {
+pub(crate) fn encode_outcomes(outcomes: &mut [OperationOutcome]) -> Result<String> {
+    let inputs: Vec<Vec<u8>> = claimed_rows(outcomes)
+        .map(|row| std::mem::take(&mut row.input))
+        .collect();
+    let text = serde_json::to_string(&CompactRef {
         v: COMPACT_VERSION,
-        outcomes: compact,
-    })?)
+        outcomes,
+    });
+    for (row, input) in claimed_rows(outcomes).zip(inputs) {
+        row.input = input;
+    }
+    Ok(text?)
+}
+
+/// [`Compact`], borrowed, as written.
+#[derive(serde::Serialize)]
+struct CompactRef<'a> {
+    v: u32,
+    outcomes: &'a [OperationOutcome],
 }
 
 /// The version of [`Compact`] written now; a log row of an earlier store is a plain array.
 const COMPACT_VERSION: u32 = 2;
 
 /// A request's outcomes as [`encode_outcomes`] writes them.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Compact {
     v: u32,

@@ -123,7 +123,7 @@ fn forget_through(tx: &mut Tx<'_>, scope: &str, through: Millis) -> Result<()> {
 
 /// Writes the outcomes into the reserved row; about every [`PRUNE_EVERY`] requests, deletes
 /// the scope's rows past its bounds.
-fn record(tx: &mut Tx<'_>, scope: &str, seq: i64, outcomes: &[OperationOutcome]) -> Result<()> {
+fn record(tx: &mut Tx<'_>, scope: &str, seq: i64, outcomes: &mut [OperationOutcome]) -> Result<()> {
     let row = tx.query_one(
         "UPDATE requests SET outcomes = $2,
            committed_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
@@ -392,13 +392,13 @@ fn commit_in(
             return Ok(outcome);
         }
     }
-    let outcomes = operations
+    let mut outcomes = operations
         .iter()
         .enumerate()
         .map(|(index, operation)| apply(tx, operation).map_err(|error| error.in_operation(index)))
         .collect::<Result<Vec<_>>>()?;
     if let (Some(seq), Some(key)) = (reserved, request) {
-        record(tx, &key.scope, seq, &outcomes)?;
+        record(tx, &key.scope, seq, &mut outcomes)?;
     }
     Ok(StepOutcome {
         outcomes,

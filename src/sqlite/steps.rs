@@ -211,7 +211,7 @@ pub(super) fn record(
     scope: &str,
     request_id: &str,
     fingerprint: &str,
-    outcomes: &[OperationOutcome],
+    outcomes: &mut [OperationOutcome],
 ) -> Result<()> {
     let number = numbered_scope(conn, scope)?;
     let (slot, committed_at): (i64, i64) = conn
@@ -477,7 +477,7 @@ impl StepStore for SqliteStore {
                 return Ok(outcome);
             }
         }
-        let outcomes = {
+        let mut outcomes = {
             let _in_step = InStep::enter(&self.in_step);
             operations
                 .iter()
@@ -489,7 +489,7 @@ impl StepStore for SqliteStore {
                 .collect::<Result<Vec<_>>>()?
         };
         if let Some(key) = request {
-            record(&tx, &key.scope, &key.id, &key.fingerprint, &outcomes)?;
+            record(&tx, &key.scope, &key.id, &key.fingerprint, &mut outcomes)?;
         }
         tx.commit()?;
         if self.release_after_step.replace(false) {

@@ -117,7 +117,13 @@ fn save_head(conn: &Connection, target: &str, update: &SyncHeadUpdate) -> Result
     Ok(())
 }
 
-/// A [`SyncWorkflow`] from a row of `(workflow id, local head, synced head, state)`.
+/// A listed workflow, with its change mark (0 where the listing is not by mark).
+struct Listed {
+    workflow: SyncWorkflow,
+    changed: i64,
+}
+
+/// A [`SyncWorkflow`] from a row of `(workflow id, local head, synced head, state, ...)`.
 fn workflow_from(row: &Row<'_>) -> Result<SyncWorkflow> {
     let state: Option<String> = row.get(3)?;
     Ok(SyncWorkflow {
@@ -126,6 +132,25 @@ fn workflow_from(row: &Row<'_>) -> Result<SyncWorkflow> {
         synced_head: from_sql_int("head", row.get(2)?)?,
         state: state.as_deref().map(state_of).transpose()?,
     })
+}
+
+/// A listed workflow from a row of `(workflow id, local head, synced head, state, mark)`.
+fn listed_from(row: &Row<'_>) -> Result<Listed> {
+    Ok(Listed {
+        workflow: workflow_from(row)?,
+        changed: row.get::<_, Option<i64>>(4)?.unwrap_or(0),
+    })
+}
+
+fn by_id(listed: &Listed) -> Vec<SqlValue> {
+    vec![paging::text(&listed.workflow.workflow_id)]
+}
+
+fn by_mark(listed: &Listed) -> Vec<SqlValue> {
+    vec![
+        SqlValue::Integer(listed.changed),
+        paging::text(&listed.workflow.workflow_id),
+    ]
 }
 
 /// Local workflows by id, with the target's state of each.
@@ -186,46 +211,31 @@ impl SyncState for SqliteStore {
         page: &PageRequest,
     ) -> Result<Page<SyncWorkflow>> {
         check_id("target", target)?;
-        let target_param = paging::text(target);
-        match selection {
-            SyncSelection::All => BY_ID.read(
-                self.conn(),
-                NEEDING_A_PASS,
-                vec![target_param],
-                page,
-                workflow_from,
-                |w| vec![paging::text(&w.workflow_id)],
-            ),
-            SyncSelection::Changed { after, through } => {
-                // The listing's key is each item's mark, which the item does not carry.
-                let page = BY_MARK.read(
-                    self.conn(),
-                    &format!("{NEEDING_A_PASS} AND w.changed > ? AND w.changed <= ?"),
-                    vec![
-                        target_param,
-                        SqlValue::Integer(to_sql_int("after", after)?),
-                        SqlValue::Integer(to_sql_int("through", through)?),
-                    ],
-                    page,
-                    |row| Ok((workflow_from(row)?, row.get::<_, i64>(4)?)),
-                    |(w, changed)| vec![SqlValue::Integer(*changed), paging::text(&w.workflow_id)],
-                )?;
-                Ok(Page {
-                    items: page.items.into_iter().map(|(w, _)| w).collect(),
-                    next_cursor: page.next_cursor,
-                })
-            }
-            SyncSelection::InState { state } => BY_STATE.read(
-                self.conn(),
-                "SELECT s.workflow_id, coalesce(w.head, 0), s.head, s.state
-                 FROM sync_heads AS s LEFT JOIN workflows AS w ON w.workflow_id = s.workflow_id
-                 WHERE s.target = ? AND s.state = ?",
-                vec![target_param, paging::text(state_name(state))],
-                page,
-                workflow_from,
-                |w| vec![paging::text(&w.workflow_id)],
-            ),
-        }
+        let mut params = vec![paging::text(target)];
+        // One listing call whatever the selection, so that its code is in the build once.
+        let (listing, sql, key_of): (&Listing, String, fn(&Listed) -> Vec<SqlValue>) =
+            match selection {
+                SyncSelection::All => (&BY_ID, NEEDING_A_PASS.to_owned(), by_id),
+                SyncSelection::Changed { after, through } => {
+                    params.push(SqlValue::Integer(to_sql_int("after", after)?));
+                    params.push(SqlValue::Integer(to_sql_int("through", through)?));
+                    let sql = format!("{NEEDING_A_PASS} AND w.changed > ? AND w.changed <= ?");
+                    (&BY_MARK, sql, by_mark)
+                }
+                SyncSelection::InState { state } => {
+                    params.push(paging::text(state_name(state)));
+                    let sql = "SELECT s.workflow_id, coalesce(w.head, 0), s.head, s.state, NULL
+                               FROM sync_heads AS s
+                               LEFT JOIN workflows AS w ON w.workflow_id = s.workflow_id
+                               WHERE s.target = ? AND s.state = ?";
+                    (&BY_STATE, sql.to_owned(), by_id)
+                }
+            };
+        let page = listing.read(self.conn(), &sql, params, page, listed_from, key_of)?;
+        Ok(Page {
+            items: page.items.into_iter().map(|l| l.workflow).collect(),
+            next_cursor: page.next_cursor,
+        })
     }
 
     fn sync_heads(&self, target: &str, workflow_ids: &[String]) -> Result<Vec<SyncWorkflow>> {

@@ -220,7 +220,7 @@ impl SqliteStore {
         if let Some(id) = request_id {
             // The file's own log may hold this id (from an import the exported store made
             // under it): `record` replaces its row, this import is what the id means here now.
-            record(&tx, DEFAULT_REQUEST_SCOPE, id, fingerprint, &[])?;
+            record(&tx, DEFAULT_REQUEST_SCOPE, id, fingerprint, &mut [])?;
         }
         tx.commit()?;
         Ok(false)
