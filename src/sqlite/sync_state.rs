@@ -142,6 +142,9 @@ fn listed_from(row: &Row<'_>) -> Result<Listed> {
     })
 }
 
+/// A listing's ordering key of a listed workflow.
+type KeyOf = fn(&Listed) -> Vec<SqlValue>;
+
 fn by_id(listed: &Listed) -> Vec<SqlValue> {
     vec![paging::text(&listed.workflow.workflow_id)]
 }
@@ -213,24 +216,23 @@ impl SyncState for SqliteStore {
         check_id("target", target)?;
         let mut params = vec![paging::text(target)];
         // One listing call whatever the selection, so that its code is in the build once.
-        let (listing, sql, key_of): (&Listing, String, fn(&Listed) -> Vec<SqlValue>) =
-            match selection {
-                SyncSelection::All => (&BY_ID, NEEDING_A_PASS.to_owned(), by_id),
-                SyncSelection::Changed { after, through } => {
-                    params.push(SqlValue::Integer(to_sql_int("after", after)?));
-                    params.push(SqlValue::Integer(to_sql_int("through", through)?));
-                    let sql = format!("{NEEDING_A_PASS} AND w.changed > ? AND w.changed <= ?");
-                    (&BY_MARK, sql, by_mark)
-                }
-                SyncSelection::InState { state } => {
-                    params.push(paging::text(state_name(state)));
-                    let sql = "SELECT s.workflow_id, coalesce(w.head, 0), s.head, s.state, NULL
+        let (listing, sql, key_of): (&Listing, String, KeyOf) = match selection {
+            SyncSelection::All => (&BY_ID, NEEDING_A_PASS.to_owned(), by_id),
+            SyncSelection::Changed { after, through } => {
+                params.push(SqlValue::Integer(to_sql_int("after", after)?));
+                params.push(SqlValue::Integer(to_sql_int("through", through)?));
+                let sql = format!("{NEEDING_A_PASS} AND w.changed > ? AND w.changed <= ?");
+                (&BY_MARK, sql, by_mark)
+            }
+            SyncSelection::InState { state } => {
+                params.push(paging::text(state_name(state)));
+                let sql = "SELECT s.workflow_id, coalesce(w.head, 0), s.head, s.state, NULL
                                FROM sync_heads AS s
                                LEFT JOIN workflows AS w ON w.workflow_id = s.workflow_id
                                WHERE s.target = ? AND s.state = ?";
-                    (&BY_STATE, sql.to_owned(), by_id)
-                }
-            };
+                (&BY_STATE, sql.to_owned(), by_id)
+            }
+        };
         let page = listing.read(self.conn(), &sql, params, page, listed_from, key_of)?;
         Ok(Page {
             items: page.items.into_iter().map(|l| l.workflow).collect(),
