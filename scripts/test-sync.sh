@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Tests the sync server and `store.sync` on a throwaway PostgreSQL cluster
 # (scripts/pg-cluster.sh): the server's Rust tests (tests/sync_server.rs, on SQLite and on
-# PostgreSQL), then the package end to end (tests/js/sync.test.mjs: two Chromium profiles
-# syncing through the runstore-sync binary on PostgreSQL). The test app
+# PostgreSQL; tests/sync_processes.rs, two server processes on one database), then the package
+# end to end (tests/js/sync.test.mjs: two Chromium profiles syncing through the runstore-sync
+# binary on PostgreSQL; tests/js/sync-scale.test.mjs: the package's store in Node syncing
+# 5,000 workflows whose sync state is over a megabyte). The test app
 # (scripts/build-test-app.sh, run by scripts/test-js.sh) is built here when missing or older
 # than the package's JS.
 set -euo pipefail
@@ -16,4 +18,4 @@ fi
 export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 RUNSTORE_PG_SETTINGS="-c fsync=off -c full_page_writes=off" source scripts/pg-cluster.sh
 cargo test --quiet --features server --test sync_server --test sync_processes
-node --test --test-concurrency=1 tests/js/sync.test.mjs
+node --test --test-concurrency=1 tests/js/sync.test.mjs tests/js/sync-scale.test.mjs

@@ -40,28 +40,28 @@ pub(super) fn record_change_in(
     head: u64,
 ) -> Result<u64> {
     check_change(feed, workflow_id, base, head)?;
+    // One statement, the step's last before its request's record and the commit: the feed's
+    // row stays locked for as short a time as the push allows.
     let row = tx.query_one(
-        "INSERT INTO sync_feed_heads AS h (feed, position) VALUES ($1, 1)
-         ON CONFLICT (feed) DO UPDATE SET position = h.position + 1
-         RETURNING position",
-        &[&feed],
-    )?;
-    let position: i64 = col(&row, 0)?;
-    tx.execute(
-        "INSERT INTO sync_feed (feed, position, workflow_id, base, head)
-         VALUES ($1, $2, $3, $4, $5)",
+        "WITH taken AS (
+           INSERT INTO sync_feed_heads AS h (feed, position) VALUES ($1, 1)
+           ON CONFLICT (feed) DO UPDATE SET position = h.position + 1
+           RETURNING position),
+         entry AS (
+           INSERT INTO sync_feed (feed, position, workflow_id, base, head)
+           SELECT $1, position, $2, $3, $4 FROM taken
+           RETURNING position)
+         SELECT position, pg_notify($5, current_schema() || E'\\t' || $1 || E'\\t' || position::text)
+         FROM entry",
         &[
             &feed,
-            &position,
             &workflow_id,
             &to_i64("base", base)?,
             &to_i64("head", head)?,
+            &CHANNEL,
         ],
     )?;
-    tx.query(
-        "SELECT pg_notify($1, current_schema() || E'\\t' || $2 || E'\\t' || ($3::bigint)::text)",
-        &[&CHANNEL, &feed, &position],
-    )?;
+    let position: i64 = col(&row, 0)?;
     to_u64("position", position)
 }
 
