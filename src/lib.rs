@@ -36,6 +36,7 @@ pub mod wasm;
 
 #[cfg(all(feature = "postgres", not(target_family = "wasm")))]
 pub use self::postgres::{PgOptions, PgStore, PG_SCHEMA_VERSION};
+pub use backend::checks::{MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES, MAX_ID_BYTES, MAX_JSON_DEPTH};
 pub use error::{Error, Result};
 pub use model::artifacts::*;
 pub use model::checkpoints::*;
@@ -52,7 +53,4 @@ pub use model::sync::*;
 pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
-pub use sqlite::{
-    Durability, ImportOutcome, Medium, SqliteStore, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES,
-    MAX_ID_BYTES, MAX_JSON_DEPTH, SCHEMA_VERSION,
-};
+pub use sqlite::{Durability, ImportOutcome, Medium, SqliteStore, SCHEMA_VERSION};

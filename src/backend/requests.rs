@@ -8,11 +8,14 @@ use std::collections::HashMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::checks::check_id;
+use super::hex;
+
 use crate::error::{Error, Result};
 use crate::model::outbox::OutboxRow;
 use crate::model::steps::{
     Operation, OperationOutcome, RequestKey, RequestOutcome, RequestRecord, Step, StepOutcome,
-    DEFAULT_REQUEST_SCOPE,
+    DEFAULT_REQUEST_SCOPE, MAX_STEP_OPERATIONS,
 };
 use crate::model::Millis;
 use crate::MAX_ID_BYTES;
@@ -248,11 +251,6 @@ pub(crate) fn fingerprint_of(kind: &str, content: &impl Serialize) -> Result<Str
     Ok(hex(&hasher.0.finalize()))
 }
 
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 /// Feeds what is written into a SHA-256.
 struct HashWriter(Sha256);
 
@@ -264,5 +262,22 @@ impl std::io::Write for HashWriter {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+pub(crate) fn check_step(request_id: Option<&str>, operations: &[Operation]) -> Result<()> {
+    if let Some(request_id) = request_id {
+        check_id("requestId", request_id)?;
+    }
+    match operations.len() {
+        0 => Err(Error::invalid(
+            "operations",
+            "a step needs at least one operation",
+        )),
+        n if n > MAX_STEP_OPERATIONS => Err(Error::invalid(
+            "operations",
+            format!("holds {n} operations; the limit is {MAX_STEP_OPERATIONS}"),
+        )),
+        _ => Ok(()),
     }
 }

@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
+use crate::backend::checks::check_id;
 use crate::error::{Error, Result};
 use crate::model::sync::{SyncHeadState, SyncHeadUpdate};
 use crate::model::MAX_PAGE_LIMIT;
-use crate::sqlite::check_id;
 
 /// Checks a save's target, client id and workflow ids.
 ///
@@ -91,4 +91,17 @@ pub(crate) fn state_of(name: &str) -> Result<SyncHeadState> {
             message: format!("unknown sync state {other}"),
         }),
     }
+}
+
+/// Refuses a change that names no feed or workflow, or moves no head forward.
+pub(crate) fn check_change(feed: &str, workflow_id: &str, base: u64, head: u64) -> Result<()> {
+    check_id("feed", feed)?;
+    check_id("workflowId", workflow_id)?;
+    if head <= base {
+        return Err(Error::invalid(
+            "head",
+            format!("{head} does not move past base {base}"),
+        ));
+    }
+    Ok(())
 }

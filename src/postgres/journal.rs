@@ -14,15 +14,15 @@ use super::outbox::insert_unique;
 use super::paging::{col, Key, KeyKind, Listing, Param};
 use super::sync_state::next_change_mark;
 use super::{to_i64, to_u64, PgStore};
+use crate::backend::checks::check_id;
+use crate::backend::events::{
+    check_event, decode, decode_at, encode, Projection, RunChain, LIFECYCLE,
+};
+use crate::backend::outbox::check_rows;
 use crate::error::{Error, Result};
 use crate::model::journal::*;
 use crate::model::outbox::NewOutboxRow;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::check_id;
-use crate::sqlite::journal::{
-    check_event, decode, decode_at, encode, Projection, RunChain, LIFECYCLE,
-};
-use crate::sqlite::outbox::check_rows;
 
 const SUMMARY_COLUMNS: &str =
     "workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at";

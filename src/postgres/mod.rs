@@ -2,7 +2,7 @@
 //! this module, one file per area as in `src/sqlite`, on one schema (`schema.sql`).
 //!
 //! The semantics and error codes are the SQLite store's; the input checks, event encoding,
-//! status projection and fingerprints are the very same functions. What differs is how
+//! status projection, cursors and fingerprints are the very same functions, in `src/backend`. What differs is how
 //! concurrency is said: many connections write at once, so
 //! - every write runs in one `READ COMMITTED` transaction that locks what it reads before it
 //!   writes (`SELECT ... FOR UPDATE`), and the database enforces the invariants with unique
@@ -288,10 +288,10 @@ impl From<postgres::Error> for Error {
 
 /// Converts a caller's unsigned count or sequence to PostgreSQL's `bigint`.
 fn to_i64(field: &str, value: u64) -> Result<i64> {
-    crate::sqlite::to_sql_int(field, value)
+    crate::backend::checks::to_sql_int(field, value)
 }
 
 /// Converts a stored `bigint` that must not be negative.
 fn to_u64(column: &str, value: i64) -> Result<u64> {
-    crate::sqlite::from_sql_int(column, value)
+    crate::backend::checks::from_sql_int(column, value)
 }

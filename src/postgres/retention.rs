@@ -7,10 +7,10 @@ use super::session::Tx;
 use super::paging::col;
 use super::sync_state::tombstone;
 use super::{to_u64, PgStore};
+use crate::backend::paging::checked_limit;
 use crate::error::Result;
 use crate::model::retention::*;
 use crate::model::Millis;
-use crate::sqlite::paging::checked_limit;
 
 /// The tables keyed by workflow id, in the order `purge_workflows` reads their counts.
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];

@@ -14,14 +14,14 @@ use super::session::{Sql, Tx};
 
 use super::paging::col;
 use super::*;
+use crate::backend::checks::check_id;
+use crate::backend::requests::check_step;
 use crate::backend::requests::{
     check_scope, decide, decode_outcomes, encode_outcomes, outcome_of, Decision,
 };
 use crate::error::{Error, Result};
 use crate::model::steps::*;
 use crate::model::Millis;
-use crate::sqlite::check_id;
-use crate::sqlite::steps::check_step;
 
 /// The log deletes what is past a scope's bounds about every this many requests (when a
 /// request's `seq` is a multiple of it): the deletes' cost is spread, and a lookup applies the

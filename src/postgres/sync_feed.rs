@@ -20,12 +20,12 @@ use super::journal::decode_row_event;
 use super::paging::col;
 use super::session::{Sql, Tx};
 use super::{to_i64, to_u64, PgStore};
-use crate::backend::pages::{check_bound, fitting};
+use crate::backend::checks::check_id;
+use crate::backend::paging::{check_bound, fitting};
+use crate::backend::sync::check_change;
 use crate::error::Result;
 use crate::model::journal::StoredEvent;
 use crate::model::sync::*;
-use crate::sqlite::check_id;
-use crate::sqlite::sync_feed::check_change;
 
 /// The channel every entry is announced on.
 const CHANNEL: &str = "runstore_changes";

@@ -8,11 +8,11 @@ use postgres::Row;
 use super::paging::{col, Key, KeyKind, Listing, Param};
 use super::session::Tx;
 use super::{to_i64, to_u64, PgStore};
+use crate::backend::checks::check_id;
 use crate::backend::sync::{check_heads, check_save, conflict_on, state_name, state_of};
 use crate::error::Result;
 use crate::model::sync::*;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::check_id;
 
 /// The change mark the next append gives its workflow, or `None` while no target exists.
 pub(super) fn next_change_mark(tx: &mut Tx<'_>) -> Result<Option<i64>> {

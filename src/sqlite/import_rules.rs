@@ -7,8 +7,9 @@
 use rusqlite::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
-use super::journal::{decode, Projection};
-use crate::backend::requests::{decode_outcomes, hex};
+use crate::backend::events::{decode, Projection};
+use crate::backend::hex;
+use crate::backend::requests::decode_outcomes;
 use crate::error::{clip, Error, Result};
 use crate::model::journal::WorkflowStatus;
 

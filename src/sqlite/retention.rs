@@ -3,9 +3,10 @@
 
 use rusqlite::{params, Connection};
 
-use super::paging::checked_limit;
 use super::sync_state::tombstone;
-use super::{from_sql_int, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::from_sql_int;
+use crate::backend::paging::checked_limit;
 use crate::error::{Error, Result};
 use crate::model::retention::*;
 use crate::model::Millis;

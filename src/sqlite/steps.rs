@@ -7,9 +7,10 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{check_id, to_sql_int, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::{check_id, to_sql_int};
 use crate::backend::requests::{
-    check_scope, decide, decode_outcomes, encode_outcomes, outcome_of, Decision,
+    check_scope, check_step, decide, decode_outcomes, encode_outcomes, outcome_of, Decision,
 };
 use crate::error::{Error, Result};
 use crate::model::steps::*;
@@ -28,23 +29,6 @@ impl<'a> InStep<'a> {
 impl Drop for InStep<'_> {
     fn drop(&mut self) {
         self.0.set(false);
-    }
-}
-
-pub(crate) fn check_step(request_id: Option<&str>, operations: &[Operation]) -> Result<()> {
-    if let Some(request_id) = request_id {
-        check_id("requestId", request_id)?;
-    }
-    match operations.len() {
-        0 => Err(Error::invalid(
-            "operations",
-            "a step needs at least one operation",
-        )),
-        n if n > MAX_STEP_OPERATIONS => Err(Error::invalid(
-            "operations",
-            format!("holds {n} operations; the limit is {MAX_STEP_OPERATIONS}"),
-        )),
-        _ => Ok(()),
     }
 }
 

@@ -4,10 +4,12 @@
 
 use rusqlite::{params, Connection};
 
-use super::journal::decode_at;
-use super::{check_id, from_sql_int, to_sql_int, SqliteStore};
-use crate::backend::pages::{check_bound, fitting};
-use crate::error::{Error, Result};
+use super::SqliteStore;
+use crate::backend::checks::{check_id, from_sql_int, to_sql_int};
+use crate::backend::events::decode_at;
+use crate::backend::paging::{check_bound, fitting};
+use crate::backend::sync::check_change;
+use crate::error::Result;
 use crate::model::journal::StoredEvent;
 use crate::model::sync::*;
 
@@ -50,19 +52,6 @@ impl SqliteStore {
         tx.commit()?;
         from_sql_int("position", position)
     }
-}
-
-/// Refuses a change that names no feed or workflow, or moves no head forward.
-pub(crate) fn check_change(feed: &str, workflow_id: &str, base: u64, head: u64) -> Result<()> {
-    check_id("feed", feed)?;
-    check_id("workflowId", workflow_id)?;
-    if head <= base {
-        return Err(Error::invalid(
-            "head",
-            format!("{head} does not move past base {base}"),
-        ));
-    }
-    Ok(())
 }
 
 /// The entries of `feed` after `after`, one more than `limit` (to tell whether more follow),

@@ -6,7 +6,8 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::paging::{self, Listing};
-use super::{check_id, from_sql_int, to_sql_int, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::{check_id, from_sql_int, to_sql_int};
 use crate::backend::sync::{check_heads, check_save, conflict_on, state_name, state_of};
 use crate::error::Result;
 use crate::model::sync::*;
