@@ -2,27 +2,33 @@
 // task (and often a thread wake-up) on both sides, and a burst of independent calls
 // (`Promise.all` of reads, a runner settling several outbox rows) pays that twice instead of
 // once per call. The first call of a task leaves at once, as a lone call always did; the
-// calls after it in the same task are copied when they are made (a caller may change its
-// objects afterwards, as with postMessage) and leave as one `{ batch }` message at the end of
-// the task. The worker runs them in order and answers them in one message, each call with its
-// own result or error.
+// calls after it in the same task leave as one `{ batch }` message at the end of the task
+// (each captured when it was made, see wire.js). The worker runs them in order and
+// answers them in one message, each call with its own result or error.
 
 import { RunStoreError, toRunStoreError } from './errors.js';
 
 export class Batcher {
   #post;
+  #copy;
   #queue = [];
   #inTask = false;
 
-  /** @param {(message: object) => void} post sends one message; it throws for what cannot be cloned */
-  constructor(post) {
+  /**
+   * @param {(message: object) => void} post sends one message
+   * @param {(message: object) => object} copy what a call that leaves at the end of the task
+   *   keeps of its message: the message itself when it was captured already (wire.js), else a
+   *   copy, as the message a call posts at once is copied by postMessage
+   */
+  constructor(post, copy = (message) => message) {
     this.#post = post;
+    this.#copy = copy;
   }
 
   /** Sends `message` now, or with the task's other calls; throws for what cannot be cloned. */
   send(message) {
     if (this.#inTask) {
-      this.#queue.push(structuredClone(message));
+      this.#queue.push(this.#copy(message));
       return;
     }
     this.#post(message);
@@ -38,8 +44,8 @@ export class Batcher {
     try {
       this.#post(messages.length === 1 ? messages[0] : { batch: messages });
     } catch {
-      // Copies clone again; only a destination that closed meanwhile refuses them, and its
-      // calls are sent again to the next one (tabs.js).
+      // Only a destination that closed meanwhile refuses them: a shared store's calls are sent
+      // again to the next leader (tabs.js), a private store's fail with it (index.js).
     }
   }
 }

@@ -1,7 +1,7 @@
-// The store itself, for code that runs in its own dedicated worker: call `await init()` once,
-// then `await RunStoreCore.open(name, options)`. Methods are synchronous and throw a
-// RunStoreError with `.code`.
-import init, { RunStoreCore } from '../pkg/runstore.js';
+// The store itself, for code that runs in its own dedicated worker or in Node: call
+// `await init()` once, then `await RunStoreCore.open(name, options)`. Methods are synchronous
+// and throw a RunStoreError with `.code`.
+import initWasm, { RunStoreCore } from '../pkg/runstore.js';
 import { toRunStoreError } from './errors.js';
 import { METHODS } from './methods.js';
 
@@ -27,6 +27,38 @@ RunStoreCore.prototype.close = function () {
     throw toRunStoreError(error);
   });
 };
+
+/** The package's own wasm, loading or loaded (null before the first `init()`, or after it failed). */
+let ownWasm = null;
+
+/**
+ * Loads the store's wasm once (later calls return the same instance). Without an argument it
+ * finds the package's own `runstore_bg.wasm`: fetched next to this module in a browser, read
+ * from the package's folder where the module is a file (Node, Deno, Bun), whose `fetch`
+ * cannot read `file:` URLs. An argument (bytes, a URL, a Response, a compiled module) is
+ * passed to wasm-bindgen's init as given.
+ */
+function init(moduleOrPath) {
+  if (moduleOrPath !== undefined) return initWasm(moduleOrPath);
+  // Once: every store opened in a Node process (each in-process RunStore) calls init().
+  ownWasm ??= initOwnWasm().catch((error) => {
+    ownWasm = null;
+    throw error;
+  });
+  return ownWasm;
+}
+
+async function initOwnWasm() {
+  const wasm = new URL('../pkg/runstore_bg.wasm', import.meta.url);
+  return initWasm(wasm.protocol === 'file:' ? { module_or_path: await readFileUrl(wasm) } : undefined);
+}
+
+/** The bytes of a `file:` URL, through node:fs (imported only here, so bundles for the web never load it). */
+async function readFileUrl(url) {
+  const fs = 'node:fs/promises';
+  const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ fs);
+  return readFile(url);
+}
 
 export { init, RunStoreCore };
 export { RunStoreError, ErrorCode } from './errors.js';

@@ -11,12 +11,23 @@ export class RunStoreError extends Error {
    */
   constructor(code, message, fields = {}) {
     super(message);
-    this.name = 'RunStoreError';
-    this.code = code;
+    define(this, 'name', 'RunStoreError');
+    define(this, 'code', code);
     for (const [key, value] of Object.entries(fields)) {
-      if (!(key in this)) this[key] = value;
+      if (!Object.hasOwn(this, key) && !BUILT_IN_KEYS.has(key)) define(this, key, value);
     }
   }
+}
+
+/** What an Error has from JS itself, as it was when the package loaded: no field may hide it. */
+const BUILT_IN_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Error.prototype), 'stack']);
+
+/**
+ * Sets a property as a data property: an assignment would run a setter of the same name that
+ * someone put on Object.prototype, and the error would lack the field.
+ */
+function define(object, key, value) {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /** Every code a RunStoreError can carry. */
@@ -50,7 +61,7 @@ export function toRunStoreError(error) {
 function ownFields(error) {
   const fields = {};
   for (const key of Object.keys(error)) {
-    if (!['code', 'message', 'name', 'stack'].includes(key)) fields[key] = error[key];
+    if (!['code', 'message', 'name', 'stack'].includes(key)) define(fields, key, error[key]);
   }
   return fields;
 }

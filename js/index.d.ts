@@ -101,11 +101,13 @@ export type Area =
   | 'conversations';
 
 /**
- * What one commit changed, told to every tab after it committed. An `importDatabase` that
- * replaced the store names every area and no workflow ids.
+ * What one commit changed, told to every tab after it committed (a write that changed nothing
+ * is not told). An `importDatabase` that replaced the store names every area and no workflow
+ * ids. A write sent again after a tab hand-off is told again when it replays (its first notice
+ * may have been lost with the leader); each tab's subscribers hear each `requestId` once.
  */
 export interface Change {
-  /** The commit's request id (null for writes without one). */
+  /** The commit's request id (every write of a shared store has one; null for a private store's writes without one). */
   requestId: string | null;
   /** The areas written. */
   areas: Area[];
@@ -142,10 +144,13 @@ export declare class RunStore {
    * Opens (creating if needed) the store `name`. An OPFS store is shared by every tab of the
    * origin that opens it: the leader (chosen by a queued Web Lock) runs it in its dedicated
    * worker, the others' calls go to it; when the leader goes away the next tab takes over and
-   * unanswered calls are sent again under their request ids. With `exclusive: true` this
-   * client holds it alone and another opener gets BUSY. A memory store is private.
+   * unanswered calls are sent again, as they were when called, under their request ids. With
+   * `exclusive: true` this client holds it alone and another opener gets BUSY. A memory store
+   * is private.
    *
-   * Rejects with UNAVAILABLE when no tab could open the store within `requestTimeoutMs`.
+   * Rejects with INVALID_INPUT for a name or options the store refuses (in every tab, the
+   * store's own checks decide), with UNAVAILABLE when no tab could open the store within
+   * `requestTimeoutMs`.
    */
   static open(name: string, options: ClientOpenOptions): Promise<RunStore>;
   /** Whether this tab runs the database now (always true for an exclusive or memory store). */
@@ -153,8 +158,9 @@ export declare class RunStore {
   /** Calls `callback` when this tab becomes or stops being the leader; returns the unsubscribe function. */
   onLeaderChange(callback: (isLeader: boolean) => void): () => void;
   /**
-   * Calls `callback` after each commit (from any tab) that matches `filter`; returns the
-   * unsubscribe function. Throws INVALID_INPUT for a bad filter.
+   * Calls `callback` after each commit (from any tab) that matches `filter`, once per request
+   * id; returns the unsubscribe function. The filter is read once. Throws a RunStoreError
+   * INVALID_INPUT (field `filter...` or `callback`) for a bad filter or callback.
    */
   subscribe(filter: ChangeFilter | null | undefined, callback: (change: Change) => void): () => void;
   /**
@@ -167,7 +173,10 @@ export declare class RunStore {
    * INVALID_INPUT for bad options. With `live: true` it keeps syncing until `signal` aborts.
    */
   sync(options: SyncOptions): Promise<SyncSummary>;
-  /** Closes this client; a leader hands the store to the next tab. Pending calls reject. */
+  /**
+   * Closes this client; a leader hands the store to the next tab. Calls in flight settle first
+   * (answered, or UNAVAILABLE with their `requestId` after 3 s); later calls reject.
+   */
   close(): Promise<void>;
 }
 

@@ -3,14 +3,19 @@
 //
 // A shared store (OPFS, not `exclusive`) is open in any number of tabs: the tab that holds the
 // queued Web Lock `runstore-leader:<name>` runs the worker, the others send their requests to
-// that worker over BroadcastChannels (see tabs.js). Writes travel under a request id, so a
-// request re-sent to the next leader after a hand-off is applied at most once.
+// that worker over BroadcastChannels (see tabs.js). Every call is captured when it is made
+// (wire.js); every write of a shared store travels as one step under a request id the client
+// makes, so a request sent again to the next leader after a hand-off is applied at most once,
+// and answers what it answered the first time.
+//
+// Where there is no `Worker` (Node, a server rendering pages) the store runs in this thread
+// instead (in-process.js: the worker's own code, loaded only there), private to its client.
 import { RunStoreError, toRunStoreError } from './errors.js';
-import { METHODS, PARAMETERS, PLAIN_WRITES, WRITE_OPERATIONS } from './methods.js';
+import { METHODS, PARAMETERS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
+import { WRITES, capture } from './wire.js';
 import { unsendable } from './unsendable.js';
-import { callMessage } from './wire.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
 import { syncStore } from './sync.js';
 
@@ -46,12 +51,14 @@ export class RunStore {
    * @param {import('./index').ClientOpenOptions} options
    */
   static async open(name, options) {
-    const { exclusive, requestTimeoutMs, core } = splitOptions(options);
+    const { shared, requestTimeoutMs, core } = readOptions(options);
+    checkSendable(name, core);
     const store = new RunStore(token);
-    if (exclusive || core?.persistence !== 'opfs') {
+    // A name that is not a string goes to the store's own open, which refuses it.
+    if (!shared || typeof name !== 'string' || !hasWorkers()) {
       await store.#openPrivate(name, core);
     } else {
-      store.#tabs = new Tabs(String(name), core, {
+      store.#tabs = new Tabs(name, core, {
         timeoutMs: requestTimeoutMs,
         onChange: (change) => store.#changes.dispatch(change),
       });
@@ -59,7 +66,8 @@ export class RunStore {
         await store.#tabs.join();
       } catch (error) {
         store.#closed = true;
-        store.#tabs.leave();
+        // The tab never leads, and lets go of every lock, before the open rejects.
+        await store.#tabs.leave();
         throw toRunStoreError(error);
       }
     }
@@ -67,12 +75,16 @@ export class RunStore {
   }
 
   async #openPrivate(name, options) {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      type: 'module',
-      name: `runstore ${String(name)}`,
-    });
+    const worker = hasWorkers()
+      ? new Worker(new URL('./worker.js', import.meta.url), {
+          type: 'module',
+          name: `runstore ${typeof name === 'string' ? name : ''}`,
+        })
+      : await startInProcess();
     this.#worker = worker;
-    this.#batcher = new Batcher((message) => worker.postMessage(message));
+    // Nothing is sent twice here: a read goes as its arguments, copied by postMessage (or, if
+    // it leaves with its task's other calls, when it is made).
+    this.#batcher = new Batcher((message) => worker.postMessage(message), structuredClone);
     worker.addEventListener('message', (event) => this.#settle(event.data));
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
     worker.addEventListener('error', (event) => {
@@ -85,7 +97,7 @@ export class RunStore {
       this.#failAll(new RunStoreError('SERIALIZATION', "a message from the store's worker could not be read"));
     });
     try {
-      await this.#post('open', [name, options]);
+      await this.#post({ method: 'open', args: [name, options] });
     } catch (error) {
       this.#closed = true;
       worker.terminate();
@@ -138,7 +150,7 @@ export class RunStore {
       return;
     }
     try {
-      await this.#post('close', []);
+      await this.#post({ method: 'close', args: [] });
     } finally {
       this.#worker.terminate();
       this.#failAll(new RunStoreError('BACKEND', 'the store is closed'));
@@ -147,25 +159,39 @@ export class RunStore {
 
   [send](method, args) {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
-    if (!this.#tabs) return this.#post(method, args, null);
-    const requestId = requestIdOf(method, args);
-    if (requestId && method === 'commit') args = [{ ...args[0], requestId }];
-    if (requestId && method === 'importDatabase') args = [args[0], requestId];
-    return this.#tabs.call(method, args, requestId);
+    let message;
+    try {
+      // A shared store keeps every call as it was made, to send it again after a hand-off; a
+      // private store's reads and imports are copied as they are posted.
+      const captured = this.#tabs || WRITES.has(method);
+      message = captured ? capture(method, args, this.#requestIdOf(method, args)) : { method, args };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#tabs ? this.#tabs.call(message) : this.#post(message);
   }
 
-  #post(method, args, requestId) {
+  /**
+   * The request id a write travels under. A shared store's writes each get one (a `commit`
+   * keeps its step's own, an import its own): a call sent again to the next leader after a
+   * hand-off is applied at most once. A private store (memory, or `exclusive`) never sends a
+   * call again, so its calls go as given, as on runstore/core, without a request-log row each.
+   */
+  #requestIdOf(method, args) {
+    if (method === 'importDatabase') return args[1] ?? (this.#tabs ? newRequestId() : null);
+    return this.#tabs && WRITES.has(method) ? newRequestId() : null;
+  }
+
+  #post(message) {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       this.#pending.set(id, { resolve, reject });
       try {
-        this.#batcher.send(callMessage(id, method, args, requestId));
+        this.#batcher.send({ id, ...message });
       } catch (error) {
-        // Functions, symbols, Proxies, throwing getters and other values that cannot be
-        // cloned never reach the store (a write's text is read from a Proxy as the store's
-        // own walk reads one, see wire.js).
+        // A read holding a function, a symbol, a Proxy or getter that throws never reaches the store.
         this.#pending.delete(id);
-        reject(unsendable(method, args, error));
+        reject(unsendable(message.method, message.args ?? [], error));
       }
     });
   }
@@ -190,20 +216,20 @@ export class RunStore {
   }
 }
 
-/**
- * A shared store's request id for a write (but a plain one, see PLAIN_WRITES), or for a step
- * or an import without one: a call sent again to the next leader after a hand-off is applied
- * at most once. A private store (memory, or `exclusive`) never sends a call again, so its
- * calls go as given, as on runstore/core, without a request-log row each.
- */
-function requestIdOf(method, args) {
-  if (method in WRITE_OPERATIONS) return PLAIN_WRITES.has(method) ? null : newRequestId();
-  // An import replaces the whole store: sent again after a hand-off, it must not be applied twice.
-  if (method === 'importDatabase') return args[1] ?? newRequestId();
-  if (method !== 'commit') return null;
-  const step = args[0];
-  if (!step || typeof step !== 'object') return null;
-  return step.requestId ?? newRequestId();
+/** Whether this context can start dedicated workers (a page can; Node cannot). */
+function hasWorkers() {
+  return typeof Worker === 'function';
+}
+
+/** The store's host in this thread, loaded only where there are no workers. */
+async function startInProcess() {
+  let module;
+  try {
+    module = await import('./in-process.js');
+  } catch (error) {
+    throw new RunStoreError('BACKEND', `the store could not be loaded: ${error?.message ?? error}`);
+  }
+  return module.startInProcess();
 }
 
 export function newRequestId() {
@@ -212,17 +238,43 @@ export function newRequestId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** Separates the client's own options from the ones the store's core reads. */
-function splitOptions(options) {
-  if (!options || typeof options !== 'object') return { exclusive: false, requestTimeoutMs: REQUEST_TIMEOUT_MS, core: options };
-  const { exclusive = false, requestTimeoutMs = REQUEST_TIMEOUT_MS, ...core } = options;
+/**
+ * Reads the options once (a getter or Proxy that throws is INVALID_INPUT naming `options`, as
+ * the store names an argument it cannot read) and separates the client's own, which it
+ * checks, from the ones the store reads, which the store checks: a plain object is copied,
+ * anything else goes to the store as it is.
+ */
+function readOptions(options) {
+  const defaults = { shared: false, requestTimeoutMs: REQUEST_TIMEOUT_MS, core: options };
+  let own;
+  try {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) return defaults;
+    const prototype = Object.getPrototypeOf(options);
+    if (prototype !== null && prototype !== Object.prototype) return defaults;
+    own = {};
+    for (const key of Object.keys(options)) own[key] = options[key];
+  } catch {
+    throw new RunStoreError('INVALID_INPUT', 'options could not be read (a getter or Proxy trap threw)', { field: 'options' });
+  }
+  const { exclusive = false, requestTimeoutMs = REQUEST_TIMEOUT_MS, ...core } = own;
   if (typeof exclusive !== 'boolean') {
     throw new RunStoreError('INVALID_INPUT', 'exclusive must be a boolean', { field: 'options.exclusive' });
   }
   if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
     throw new RunStoreError('INVALID_INPUT', 'requestTimeoutMs must be a positive integer', { field: 'options.requestTimeoutMs' });
   }
-  return { exclusive, requestTimeoutMs, core };
+  return { shared: !exclusive && core.persistence === 'opfs', requestTimeoutMs, core };
+}
+
+/** Refuses a name or options that cannot reach the store's worker (a function, a symbol). */
+function checkSendable(name, options) {
+  for (const [field, value] of [['name', name], ['options', options]]) {
+    try {
+      structuredClone(value);
+    } catch {
+      throw new RunStoreError('INVALID_INPUT', `${field} cannot be sent to the store`, { field });
+    }
+  }
 }
 
 for (const method of METHODS) {

@@ -432,7 +432,11 @@ export interface Step {
 export interface StepOutcome {
   /** One per operation, in order. */
   outcomes: OperationOutcome[];
-  /** True when the request id had committed before: nothing was applied now. */
+  /**
+   * True when the request id had committed before: nothing was applied now. (A step without
+   * its own `requestId`, which a shared store's client sends again after a tab hand-off,
+   * answers false: its first sending applied it.)
+   */
   replayed: boolean;
 }
 

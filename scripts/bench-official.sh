@@ -8,7 +8,7 @@
 # `npm pack`, installed into benches/official and bundled with Vite.
 #
 # Usage: scripts/bench-official.sh [--workloads W1,W2,W3,W4,W4each,W5]
-#          [--setups opfs-relaxed,opfs-full,memory] [--sides core,official,client,exclusive]
+#          [--setups opfs-relaxed,opfs-full,memory] [--sides core,official,plain,client,exclusive]
 #          [--runs 3] [--scale 1] [--json FILE]
 # e.g.   npm run bench -- --workloads W1 --setups memory --runs 1
 set -euo pipefail

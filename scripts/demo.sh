@@ -18,11 +18,27 @@ for arg in "$@"; do
   esac
 done
 
-bash scripts/build-demo.sh
-source scripts/env.sh
-
 port=${PORT:-5173}
 url="http://127.0.0.1:$port/"
+
+# Say why the demo cannot start before building anything (a build would also replace the files
+# a running demo serves): Vite serves one preview per project, and the port must be free.
+running=$(node scripts/demo-running.mjs www) || true
+if [ -n "$running" ]; then
+  cat >&2 <<MSG
+Cannot start the demo: another \`npm start\` of this checkout is serving it already, $running.
+Open that URL, or stop that server first (Ctrl-C in its terminal, or kill the PID) and run
+\`npm start\` again. (Vite serves one preview per project, whatever the PORT.)
+MSG
+  exit 1
+fi
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "Cannot start the demo: port $port is in use by another program. Stop it, or pick another port: PORT=8080 npm start" >&2
+  exit 1
+fi
+
+bash scripts/build-demo.sh
+source scripts/env.sh
 sync_note="Open it in a second tab: both share the store, and the leader tab runs the workflows."
 if [ "$sync" != 0 ]; then
   cargo build --quiet --features server --bin runstore-sync
@@ -58,6 +74,28 @@ if [ "$sync" != 0 ]; then
   (or another browser): workflows started in one show up in the other."
 fi
 
+# The URL is printed once the page is served: until then a newcomer would open a dead link.
+log=$(mktemp)
+(cd www && exec vite preview --host 127.0.0.1 --port "$port" --strictPort) >"$log" 2>&1 &
+vite=$!
+stop_vite() { kill "$vite" 2>/dev/null || true; wait "$vite" 2>/dev/null || true; rm -f "$log"; }
+trap 'stop_vite; [ "$sync" = 0 ] || stop_sync' EXIT
+trap 'exit 130' INT TERM
+until node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$url"; do
+  if ! kill -0 "$vite" 2>/dev/null; then
+    cat "$log" >&2
+    if grep -q "Found another Vite preview process" "$log"; then
+      echo "Cannot start the demo: another \`npm start\` of this checkout serves it already (above: where, and its PID). Open that URL, or stop it and run \`npm start\` again." >&2
+    elif grep -q "is already in use" "$log"; then
+      echo "Cannot start the demo: port $port is in use. Stop what uses it, or pick another port: PORT=8080 npm start" >&2
+    else
+      echo "Cannot start the demo: vite preview stopped (its output is above)." >&2
+    fi
+    exit 1
+  fi
+  sleep 0.2
+done
+
 cat <<MSG
 
   runstore demo: $url
@@ -68,9 +106,4 @@ cat <<MSG
   Ctrl-C stops the server.
 
 MSG
-cd www
-if [ "$sync" != 0 ]; then
-  vite preview --host 127.0.0.1 --port "$port" --strictPort
-else
-  exec vite preview --host 127.0.0.1 --port "$port" --strictPort
-fi
+wait "$vite"

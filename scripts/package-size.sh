@@ -6,16 +6,19 @@ cd "$(dirname "$0")/.."
 size() { wc -c < "$1" | tr -d ' '; }
 gzipped() { gzip -9 -c "$@" | wc -c | tr -d ' '; }
 wasm=pkg/runstore_bg.wasm
-glue=pkg/runstore.js
+# The glue, and the built-ins it takes at load (src/wasm/intrinsics.js, a wasm-bindgen snippet).
+glue=(pkg/runstore.js pkg/snippets/*/src/wasm/*.js)
 client=(js/*.js)
 client_raw=$(cat "${client[@]}" | wc -c | tr -d ' ')
 # Each file is fetched and compressed on its own: sum the files' gzipped sizes.
 client_gz=0
 for file in "${client[@]}"; do client_gz=$((client_gz + $(gzipped "$file"))); done
 wasm_gz=$(gzipped "$wasm")
-glue_gz=$(gzipped "$glue")
+glue_raw=$(cat "${glue[@]}" | wc -c | tr -d ' ')
+glue_gz=0
+for file in "${glue[@]}"; do glue_gz=$((glue_gz + $(gzipped "$file"))); done
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "$wasm" "$(size "$wasm")" "$wasm_gz"
-printf '[build] %-28s %9s B raw %9s B gzipped\n' "$glue" "$(size "$glue")" "$glue_gz"
+printf '[build] %-28s %9s B raw %9s B gzipped\n' "glue (${#glue[@]} files)" "$glue_raw" "$glue_gz"
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "js/*.js (${#client[@]} files)" "$client_raw" "$client_gz"
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "total" \
-  "$(( $(size "$wasm") + $(size "$glue") + client_raw ))" "$((wasm_gz + glue_gz + client_gz))"
+  "$(( $(size "$wasm") + glue_raw + client_raw ))" "$((wasm_gz + glue_gz + client_gz))"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: set-up (skipped where done), lint, the native suite, the browser suite in
-# headless Chromium, the npm package as an app uses it, the demo end to end, and sync (the
+# headless Chromium, the npm package as an app uses it (in Chromium, and in Node with
+# LangGraph.js and LangGraph's checkpoint validation suite), the demo end to end, and sync (the
 # server and `store.sync` on a throwaway PostgreSQL cluster).
 # Usage: scripts/test.sh            (what `npm test` and CI run)
 set -euo pipefail
@@ -19,7 +20,7 @@ cargo test --quiet
 step "PostgreSQL store (throwaway cluster)"
 bash scripts/test-postgres.sh --quiet
 
-for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-demo.sh scripts/test-sync.sh; do
+for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-langgraph.sh scripts/test-demo.sh scripts/test-sync.sh; do
   step "$stage"
   bash "$stage"
 done

@@ -68,3 +68,36 @@ fn the_file_shrinks_after_a_purge_and_the_wal_is_trimmed() {
         .items;
     assert_eq!(ids, ["small", "small2"]);
 }
+
+#[test]
+fn pages_a_delete_left_free_go_back_when_the_store_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let store = SqliteStore::open(&path).unwrap();
+    closed_workflow(&store, "big", 2_000);
+    store
+        .raw_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let before = size(&path);
+    // A delete whose freed pages did not go back: the disk was full, or the process ended
+    // before they could.
+    store.raw_execute("DELETE FROM events").unwrap();
+    store
+        .raw_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let stats = store.storage_stats().unwrap();
+    assert!(
+        stats.freelist_count * stats.page_size > before / 2,
+        "{stats:?}"
+    );
+    assert_eq!(size(&path), before);
+    drop(store);
+
+    let store = SqliteStore::open(&path).unwrap();
+    let after = size(&path);
+    println!("database file: {before} bytes with the free pages, {after} once opened again");
+    assert_eq!(store.storage_stats().unwrap().freelist_count, 0);
+    assert!(after < before / 10, "{after} bytes after, {before} before");
+    let history = store.read_history("big", &PageRequest::default()).unwrap();
+    assert!(history.items.is_empty());
+}

@@ -733,7 +733,10 @@ impl Model {
             .operations
             .iter()
             .enumerate()
-            .map(|(i, operation)| next.apply(operation).map_err(|e| e.in_operation(i)))
+            .map(|(i, operation)| {
+                next.apply(operation)
+                    .map_err(|e| operation.name_field(e).in_operation(i))
+            })
             .collect::<Result<Vec<_>>>()?;
         if let Some(id) = &step.request_id {
             let record = (step.operations.clone(), outcomes.clone());

@@ -5,7 +5,7 @@
 //
 // Usage (scripts/bench-official.sh builds the page first):
 //   node benches/official/run.mjs [--workloads W1,W3] [--setups memory,opfs-full]
-//     [--sides core,official,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
+//     [--sides core,official,plain,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,10 +27,19 @@ const SETUPS = {
   'opfs-full': 'OPFS (sahpool): runstore `full` beside official `synchronous=FULL`',
   memory: 'memory: runstore `memory` beside official `:memory:`',
 };
+// `official` runs runstore's own schema and statements on the official build; `plain` the SQL a
+// developer would write by hand for the same jobs (src/plain.js), also on the official build.
 // `exclusive`, not run unless named: the client on an `exclusive: true` store, whose writes
 // carry no request id (no request-log row each), beside the shared store's `client`.
-const SIDES = ['core', 'official', 'client', 'exclusive'];
-const DEFAULT_SIDES = ['core', 'official', 'client'];
+const SIDE_TITLES = {
+  core: 'runstore/core',
+  official: 'official',
+  plain: 'plain',
+  client: 'client',
+  exclusive: 'exclusive',
+};
+const SIDES = Object.keys(SIDE_TITLES);
+const DEFAULT_SIDES = ['core', 'official', 'plain', 'client'];
 const WARMUP_SCALE = 0.02;
 
 function options() {
@@ -172,23 +181,31 @@ function report(opts, results, floors, userAgent) {
     }
     return out;
   };
+  const ran = (side) => opts.sides.includes(side);
+  // The ratios worth a column, where both sides ran: [title, top, bottom].
+  const RATIOS = [
+    ['core ÷ official', 'core', 'official'],
+    ['core ÷ plain', 'core', 'plain'],
+    ['client ÷ core', 'client', 'core'],
+    ['client ÷ plain', 'client', 'plain'],
+    ['exclusive ÷ core', 'exclusive', 'core'],
+  ].filter(([, top, bottom]) => ran(top) && ran(bottom));
   for (const setup of opts.setups) {
     console.log(`\n${SETUPS[setup]}\n`);
-    console.log('| workload | unit | runstore/core, unit/s | official, unit/s | core ÷ official | client, unit/s | client ÷ core | client ÷ official |');
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+    const columns = [...opts.sides.map((side) => `${SIDE_TITLES[side]}, unit/s`), ...RATIOS.map(([title]) => title)];
+    console.log(`| workload | unit | ${columns.join(' | ')} |`);
+    console.log(`|---|---|${columns.map(() => '---:').join('|')}|`);
     for (const workload of opts.workloads) {
       const [title, unit] = WORKLOADS[workload];
-      console.log(`| ${title} | ${unit} | ${[
-        spread(perRun(setup, workload, 'core'), rate),
-        spread(perRun(setup, workload, 'official'), rate),
-        spread(ratios(setup, workload, 'core', 'official'), ratio),
-        spread(perRun(setup, workload, 'client'), rate),
-        spread(ratios(setup, workload, 'client', 'core'), ratio),
-        spread(ratios(setup, workload, 'client', 'official'), ratio),
-      ].join(' | ')} |`);
+      const cells = [
+        ...opts.sides.map((side) => spread(perRun(setup, workload, side), rate)),
+        ...RATIOS.map(([, top, bottom]) => spread(ratios(setup, workload, top, bottom), ratio)),
+      ];
+      console.log(`| ${title} | ${unit} | ${cells.join(' | ')} |`);
     }
   }
   const summary = (title, top, bottom) => {
+    if (!ran(top) || !ran(bottom)) return;
     console.log(`\n${title}\n`);
     console.log(`| workload | ${opts.setups.join(' | ')} |`);
     console.log(`|---|${opts.setups.map(() => '---:').join('|')}|`);
@@ -197,9 +214,11 @@ function report(opts, results, floors, userAgent) {
       console.log(`| ${WORKLOADS[workload][0]} | ${cells.join(' | ')} |`);
     }
   };
-  summary('runstore/core ÷ official (median of the per-run ratios, spread):', 'core', 'official');
+  summary('runstore/core ÷ official, same schema and statements (median of the per-run ratios, spread):', 'core', 'official');
+  summary('runstore/core ÷ hand-written SQL on the official build (plain.js):', 'core', 'plain');
   summary('main-thread client ÷ runstore/core:', 'client', 'core');
-  if (opts.sides.includes('exclusive')) summary('main-thread client on an exclusive store ÷ runstore/core:', 'exclusive', 'core');
+  summary('main-thread client ÷ hand-written SQL on the official build:', 'client', 'plain');
+  summary('main-thread client on an exclusive store ÷ runstore/core:', 'exclusive', 'core');
   clientCost(opts, results, floors);
 }
 

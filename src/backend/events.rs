@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::checks::{check_depth, check_id_as, check_size, MAX_DOCUMENT_BYTES};
+use super::checks::{check_depth, check_id, check_id_as, check_size, MAX_DOCUMENT_BYTES};
 use crate::error::{Error, Result};
 use crate::model::journal::*;
 use crate::model::Millis;
@@ -93,6 +93,15 @@ pub(crate) fn push_event_json(
         }
     }
     Ok(())
+}
+
+/// Checks a query's workflow type as every other path checks one (`filter.workflowType` of a
+/// visibility listing).
+pub(crate) fn check_query(query: &WorkflowQuery) -> Result<()> {
+    match &query.workflow_type {
+        Some(workflow_type) => check_id("query.workflowType", workflow_type),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn check_event(index: usize, event: &Event) -> Result<()> {

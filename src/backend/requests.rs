@@ -186,7 +186,7 @@ impl StoredOutcomes {
 const ROW_ENTITY: &str = "outbox row";
 
 /// A request's outcomes from the log's text, as [`encode_outcomes`] wrote them (or a plain
-/// array, as a store before schema version 4 wrote them).
+/// array, as a store before schema version 5 wrote them).
 ///
 /// # Errors
 /// [`Error::Corrupt`] when the text is neither.

@@ -9,9 +9,11 @@
 
 pub mod artifacts;
 pub(crate) mod bytes;
+pub mod changes;
 pub mod checkpoints;
 pub mod conversations;
 pub mod effects;
+pub(crate) mod fields;
 pub mod journal;
 pub mod namespaces;
 pub mod outbox;

@@ -63,7 +63,10 @@ pub trait RetentionStore {
     fn storage_stats(&self) -> Result<StorageStats>;
 
     /// Rewrites the whole database into a compact file and switches it to incremental
-    /// auto-vacuum if it was not (a database created at schema version 1). Needs free space
-    /// for a second copy while it runs, and cannot run inside a transaction.
+    /// auto-vacuum if it was not (a database created at schema version 1). That needs free
+    /// space for a second copy while it runs; on a full disk a database already in incremental
+    /// auto-vacuum gives its free pages back in small steps instead, which needs next to none
+    /// (a database of schema version 1 then fails with [`crate::Error::StorageFull`]). Cannot
+    /// run inside a transaction.
     fn vacuum(&self) -> Result<()>;
 }

@@ -308,6 +308,25 @@ impl Step {
         self.operations.push(operation);
         self
     }
+
+    /// Whether every operation of the step deletes (artifacts, packages, workflows): such a
+    /// step must work on a full disk, where it is how room comes back.
+    pub fn frees_space(&self) -> bool {
+        Self::frees_space_of(&self.operations)
+    }
+
+    /// Whether every one of `operations` deletes (see [`Step::frees_space`]).
+    pub fn frees_space_of(operations: &[Operation]) -> bool {
+        operations.iter().all(|operation| {
+            matches!(
+                operation,
+                Operation::DeleteArtifact { .. }
+                    | Operation::PurgeExpiredArtifacts { .. }
+                    | Operation::PurgeWorkflows { .. }
+                    | Operation::DeletePackage { .. }
+            )
+        })
+    }
 }
 
 /// What a committed step did.

@@ -301,6 +301,7 @@ impl EventJournal for PgStore {
         query: &WorkflowQuery,
         page: &PageRequest,
     ) -> Result<Page<WorkflowSummary>> {
+        crate::backend::events::check_query(query)?;
         let params: Vec<Param> = vec![
             Box::new(query.status.map(|s| s.as_str().to_owned())),
             Box::new(query.workflow_type.clone()),

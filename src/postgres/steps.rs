@@ -395,7 +395,9 @@ fn commit_in(
     let mut outcomes = operations
         .iter()
         .enumerate()
-        .map(|(index, operation)| apply(tx, operation).map_err(|error| error.in_operation(index)))
+        .map(|(index, operation)| {
+            apply(tx, operation).map_err(|error| operation.name_field(error).in_operation(index))
+        })
         .collect::<Result<Vec<_>>>()?;
     if let (Some(seq), Some(key)) = (reserved, request) {
         record(tx, &key.scope, seq, &mut outcomes)?;

@@ -8,7 +8,8 @@ use super::sync_state::next_change_mark;
 use super::SqliteStore;
 use crate::backend::checks::{check_id, from_sql_int, to_sql_int};
 use crate::backend::events::{
-    check_event, decode, decode_at, encode, push_event_json, Projection, RunChain, LIFECYCLE,
+    check_event, check_query, decode, decode_at, encode, push_event_json, Projection, RunChain,
+    LIFECYCLE,
 };
 use crate::backend::outbox::check_rows as check_outbox_rows;
 use crate::error::{Error, Result};
@@ -372,6 +373,7 @@ impl EventJournal for SqliteStore {
         query: &WorkflowQuery,
         page: &PageRequest,
     ) -> Result<Page<WorkflowSummary>> {
+        check_query(query)?;
         let optional = |value: Option<SqlValue>| value.unwrap_or(SqlValue::Null);
         let page = SUMMARIES.read(
             self.conn(),

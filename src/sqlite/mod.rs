@@ -15,6 +15,7 @@ mod packages;
 mod paging;
 mod retention;
 mod revisions;
+mod room;
 mod run_journal;
 mod steps;
 mod sync_feed;
@@ -68,6 +69,9 @@ pub struct SqliteStore {
     /// Set when a delete inside a step freed pages: the step gives them back to the file
     /// system after it commits (see `SqliteStore::release_space`).
     release_after_step: Cell<bool>,
+    /// Set while the WAL cannot be checkpointed for want of room, and while a delete runs
+    /// (see `retention.rs`): writes other than deletes are then refused.
+    room: room::Room,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -112,7 +116,7 @@ impl SqliteStore {
     /// # Errors
     /// As [`SqliteStore::open`].
     pub fn from_connection(
-        conn: Connection,
+        mut conn: Connection,
         medium: Medium,
         durability: Durability,
     ) -> Result<Self> {
@@ -130,11 +134,15 @@ impl SqliteStore {
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;
         migrations::migrate(&conn)?;
-        Ok(Self {
+        let room = room::Room::watch(&mut conn)?;
+        let store = Self {
             conn,
             in_step: Cell::new(false),
             release_after_step: Cell::new(false),
-        })
+            room,
+        };
+        store.release_space_left();
+        Ok(store)
     }
 
     /// Hands back the connection, for SQL the store does not offer (the benchmarks' plain-SQL
@@ -152,6 +160,7 @@ impl SqliteStore {
         let tx = if self.in_step.get() {
             None
         } else {
+            self.check_room()?;
             Some(Transaction::new_unchecked(
                 &self.conn,
                 TransactionBehavior::Immediate,

@@ -439,12 +439,20 @@ impl OutboxStore for SqliteStore {
             check_id(&format!("namespaces[{index}]"), name)?;
         }
         let mut stmt = self.conn().prepare_cached(
-            "SELECT n.value, count(o.dispatch_key),
-                    count(CASE WHEN o.status = 'claimed' THEN 1 END)
-             FROM (SELECT DISTINCT value FROM json_each(?1)) AS n
-             LEFT JOIN outbox AS o
-               ON o.namespace = n.value AND o.status IN ('pending', 'claimed')
-             GROUP BY n.value",
+            // One pass over the live rows, through the partial indexes of pending and of
+            // claimed rows (no index follows a row's namespace and status: claims and
+            // completions would rewrite it).
+            "WITH live (namespace, claimed) AS (
+               SELECT namespace, 0 FROM outbox WHERE status = 'pending'
+               UNION ALL
+               SELECT namespace, 1 FROM outbox WHERE status = 'claimed'),
+             wanted (name) AS (SELECT DISTINCT value FROM json_each(?1)),
+             counts (namespace, in_flight, claimed) AS (
+               SELECT namespace, count(*), sum(claimed) FROM live
+               WHERE namespace IN (SELECT name FROM wanted)
+               GROUP BY namespace)
+             SELECT w.name, coalesce(c.in_flight, 0), coalesce(c.claimed, 0)
+             FROM wanted AS w LEFT JOIN counts AS c ON c.namespace = w.name",
         )?;
         let mut rows = stmt.query([json_array(namespaces)?])?;
         let mut loads = BTreeMap::new();

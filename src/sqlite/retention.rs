@@ -1,8 +1,11 @@
 //! SQL of retention: purging closed workflows across the per-workflow tables, and giving
 //! freed space back to the file system.
 
+use std::sync::atomic::Ordering;
+
 use rusqlite::{params, Connection};
 
+use super::room::{is_full, Deleting};
 use super::sync_state::tombstone;
 use super::SqliteStore;
 use crate::backend::checks::from_sql_int;
@@ -15,8 +18,13 @@ use crate::model::Millis;
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];
 
 /// How many bytes of pages one step of [`SqliteStore::release_space`] moves: the most the WAL
-/// grows by before the step's checkpoint empties it again.
-const RELEASE_STEP_BYTES: u64 = 1 << 20;
+/// grows by before the step's checkpoint empties it again. Chrome gives an OPFS file room in
+/// chunks of at least 1 MiB, and keeps a chunk with the file while it is open: half of one
+/// lets every step run in the room the delete itself got for the WAL.
+const RELEASE_STEP_BYTES: u64 = 512 << 10;
+
+/// Free pages an open leaves for later writes rather than giving them back.
+const PAGES_LEFT_AT_OPEN: u64 = 64;
 
 impl SqliteStore {
     /// Gives the pages freed by a delete back to the file system, in steps:
@@ -24,46 +32,71 @@ impl SqliteStore {
     /// ones and truncates it (in a database created with incremental auto-vacuum; in others
     /// it does nothing), and a checkpoint copies that into the file. Small steps keep the WAL
     /// small, so that this works on a full disk: each step needs room for about
-    /// [`RELEASE_STEP_BYTES`] of WAL, and on OPFS the step's checkpoint gives more back.
+    /// [`RELEASE_STEP_BYTES`] of WAL.
     ///
     /// Best effort, after the delete has committed: when a step fails for want of room, the
     /// freed pages left stay on the free list, where later writes reuse them, and the next
-    /// delete tries again. The delete's own result stands either way.
-    pub(crate) fn release_space(&self) {
+    /// delete (or the next open) tries again. The delete's own result stands either way.
+    /// Returns whether every page that can go back went back: false when a step failed with
+    /// pages left (the caller may make room and call again).
+    pub(crate) fn release_space(&self) -> bool {
         if self.in_step.get() {
             // Checkpoints cannot run inside the step's transaction: after it commits.
             self.release_after_step.set(true);
-            return;
+            return true;
         }
         let conn = self.conn();
+        let free_pages = || pragma_u64(conn, "freelist_count").unwrap_or(0);
+        if free_pages() == 0 {
+            return true;
+        }
         let step = pragma_u64(conn, "page_size").map_or(1, |size| RELEASE_STEP_BYTES / size.max(1));
         // First the WAL, which may hold much of a full disk's space.
         self.checkpoint();
         loop {
-            let free = pragma_u64(conn, "freelist_count").unwrap_or(0);
-            if free == 0 || incremental_vacuum(conn, step.max(1)).is_err() {
-                return;
+            let free = free_pages();
+            if free == 0 {
+                return true;
+            }
+            if incremental_vacuum(conn, step.max(1)).is_err() {
+                return false;
             }
             self.checkpoint();
-            if pragma_u64(conn, "freelist_count").unwrap_or(0) >= free {
-                return; // no progress: the database does not use incremental auto-vacuum
+            if free_pages() >= free {
+                // No progress: the database does not use incremental auto-vacuum and keeps
+                // its freed pages for later writes.
+                return true;
             }
         }
     }
 
+    /// Gives back the pages an earlier delete freed but could not give back (a full disk, a
+    /// crash), when there are more than a few: a new database has the page a migration freed,
+    /// which its first write takes again, and giving that back would cost a checkpoint (after
+    /// which the next commit writes and flushes a new WAL header too).
+    pub(crate) fn release_space_left(&self) {
+        if pragma_u64(self.conn(), "freelist_count").unwrap_or(0) > PAGES_LEFT_AT_OPEN {
+            self.release_space();
+        }
+    }
+
     /// Copies the WAL into the database file. On OPFS the store holds the database alone
-    /// (exclusive locking): TRUNCATE also empties the WAL file, giving its space back to the
-    /// origin's quota. A native file may have readers on other connections, which TRUNCATE
-    /// would wait for: PASSIVE copies what it can without waiting, and `journal_size_limit`
-    /// trims the WAL when it next restarts. Best effort, as [`SqliteStore::release_space`].
-    fn checkpoint(&self) {
+    /// (exclusive locking): TRUNCATE also empties the WAL file, which gives its space back to
+    /// the origin's quota once the file closes. A native file may have readers on other
+    /// connections, which TRUNCATE would wait for: PASSIVE copies what it can without
+    /// waiting, and `journal_size_limit` trims the WAL when it next restarts. Best effort, as
+    /// [`SqliteStore::release_space`]; returns whether it found room (see [`Room`]).
+    pub(super) fn checkpoint(&self) -> bool {
         let conn = self.conn();
         let mode = if exclusive(conn) {
             "TRUNCATE"
         } else {
             "PASSIVE"
         };
-        let _ = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+        let outcome = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+        let full = outcome.as_ref().is_err_and(is_full);
+        self.room.blocked.store(full, Ordering::Relaxed);
+        !full
     }
 
     /// Runs a delete; when the disk is full, makes room by checkpointing the WAL (on OPFS
@@ -77,6 +110,7 @@ impl SqliteStore {
             // Inside a step there is no checkpoint to make room with: the step fails whole.
             return delete();
         }
+        let _deleting = Deleting::start(&self.room);
         match delete() {
             Err(Error::StorageFull { .. }) => {
                 self.checkpoint();
@@ -166,16 +200,38 @@ impl RetentionStore for SqliteStore {
             page_size: pragma_u64(conn, "page_size")?,
             page_count: pragma_u64(conn, "page_count")?,
             freelist_count: pragma_u64(conn, "freelist_count")?,
-            // 2 is INCREMENTAL (1 would be FULL, which this store never sets).
-            incremental_vacuum: pragma_u64(conn, "auto_vacuum")? == 2,
+            incremental_vacuum: incremental(conn),
         })
     }
 
     fn vacuum(&self) -> Result<()> {
         // The mode takes effect with the VACUUM that follows; both outside any transaction.
-        self.conn()
-            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
-        self.release_space();
-        Ok(())
+        let rewritten = self
+            .conn()
+            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+            .map_err(Error::from);
+        match rewritten {
+            // A full disk has no room for the second copy VACUUM writes; a database in
+            // incremental auto-vacuum gives its free pages back step by step instead, in
+            // about no room at all.
+            Err(Error::StorageFull { .. }) if incremental(self.conn()) => {
+                if self.release_space() {
+                    Ok(())
+                } else {
+                    rewritten
+                }
+            }
+            Err(error) => Err(error),
+            Ok(()) => {
+                self.release_space();
+                Ok(())
+            }
+        }
     }
+}
+
+/// Whether the database uses incremental auto-vacuum (2; 1 would be FULL, which this store
+/// never sets).
+fn incremental(conn: &Connection) -> bool {
+    pragma_u64(conn, "auto_vacuum").is_ok_and(|mode| mode == 2)
 }

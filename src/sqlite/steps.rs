@@ -262,7 +262,8 @@ fn prune(conn: &Connection, number: i64, slot: i64, committed_at: i64) -> Result
 }
 
 impl SqliteStore {
-    /// Applies one operation through the store method of the same name.
+    /// Applies one operation through the store method of the same name (its INVALID_INPUT
+    /// is named from the operation by `Operation::name_field`).
     fn apply(&self, operation: &Operation) -> Result<OperationOutcome> {
         use OperationOutcome as Done;
         Ok(match operation {
@@ -450,6 +451,36 @@ impl StepStore for SqliteStore {
         request: Option<&RequestKey>,
         operations: &[Operation],
     ) -> Result<StepOutcome> {
+        if Step::frees_space_of(operations) {
+            // A delete under a request id writes a request-log row too: on a full disk both
+            // need the room a checkpoint of the WAL gives back.
+            self.delete_with_room(|| self.commit_once(request, operations))
+        } else {
+            self.commit_once(request, operations)
+        }
+    }
+
+    fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome> {
+        check_scope(scope)?;
+        check_id("requestId", request_id)?;
+        // One snapshot for the record and the horizon, even while another connection writes.
+        let _snapshot = self.conn().unchecked_transaction()?;
+        let record = recorded(self.conn(), scope, request_id)?.map(|(_, record)| record);
+        let forgotten = match record {
+            Some(_) => None,
+            None => forgotten_through(self.conn(), scope)?,
+        };
+        Ok(outcome_of(request_id, record, forgotten))
+    }
+}
+
+impl SqliteStore {
+    /// Applies the operations in one transaction, or answers what their request id recorded.
+    fn commit_once(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome> {
         check_step(request.map(|key| key.id.as_str()), operations)?;
         let tx = self.write_tx()?;
         self.release_after_step.set(false);
@@ -468,7 +499,7 @@ impl StepStore for SqliteStore {
                 .enumerate()
                 .map(|(index, operation)| {
                     self.apply(operation)
-                        .map_err(|error| error.in_operation(index))
+                        .map_err(|error| operation.name_field(error).in_operation(index))
                 })
                 .collect::<Result<Vec<_>>>()?
         };
@@ -484,17 +515,41 @@ impl StepStore for SqliteStore {
             replayed: false,
         })
     }
+}
 
-    fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome> {
-        check_scope(scope)?;
-        check_id("requestId", request_id)?;
-        // One snapshot for the record and the horizon, even while another connection writes.
-        let _snapshot = self.conn().unchecked_transaction()?;
-        let record = recorded(self.conn(), scope, request_id)?.map(|(_, record)| record);
-        let forgotten = match record {
-            Some(_) => None,
-            None => forgotten_through(self.conn(), scope)?,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(store: &SqliteStore, operation: Operation) -> (usize, String) {
+        match store.commit(&Step::new().with(operation)) {
+            Err(Error::Operation { index, error }) => match *error {
+                Error::InvalidInput { field, .. } => (index, field),
+                other => panic!("not INVALID_INPUT: {other}"),
+            },
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_operations_invalid_input_names_its_field_from_the_operation() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let row: NewOutboxRow = serde_json::from_value(serde_json::json!({
+            "dispatchKey": "", "workflowId": "wf", "ordinal": 1, "activityType": "a",
+            "input": [1], "visibleAfter": 0,
+        }))
+        .expect("a row");
+        let rows = Operation::InsertOutbox { rows: vec![row] };
+        assert_eq!(field_of(&store, rows), (0, "rows[0].dispatchKey".into()));
+        let package = Operation::PutPackage {
+            record: PackageRecord {
+                workflow_type: "t".into(),
+                content_hash: "NOT-HEX".into(),
+                archive: vec![1],
+                deployed_at: 0,
+            },
+            member_types: Some(vec!["t".into()]),
         };
-        Ok(outcome_of(request_id, record, forgotten))
+        assert_eq!(field_of(&store, package), (0, "record.contentHash".into()));
     }
 }

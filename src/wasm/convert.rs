@@ -6,13 +6,12 @@
 //! use. `NaN`, lone surrogates, cycles, exotic objects and oversized values are refused by the
 //! walk, naming the field.
 
-use js_sys::Reflect;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use super::value::{self, DeError};
-use super::{json_text, walk};
+use super::{intrinsics, to_js, walk};
 use crate::error::{clip, clip_to, MAX_FIELD_CHARS};
 use crate::Error;
 
@@ -34,19 +33,11 @@ pub(crate) fn input_or_default<T: DeserializeOwned + Default>(
     input(field, value)
 }
 
-/// As [`input`] for an argument sent as JSON text (see `json_text.rs`): it passes the checks
-/// and conversions the same argument passes as a JS value, and fails where that one fails.
-pub(crate) fn input_text<T: DeserializeOwned>(field: &str, text: &str) -> Result<T, JsValue> {
-    json_text::read(field, text)
-        .and_then(|tree| from_tree(field, tree))
-        .map_err(js_error)
-}
-
 fn convert<T: DeserializeOwned>(field: &str, value: &JsValue) -> Result<T, Error> {
     from_tree(field, walk::read(field, value)?)
 }
 
-fn from_tree<T: DeserializeOwned>(field: &str, tree: value::Value) -> Result<T, Error> {
+pub(super) fn from_tree<T: DeserializeOwned>(field: &str, tree: value::Value) -> Result<T, Error> {
     value::deserialize(field, tree).map_err(|error| {
         let DeError {
             reason,
@@ -62,26 +53,19 @@ fn from_tree<T: DeserializeOwned>(field: &str, tree: value::Value) -> Result<T, 
 }
 
 /// Converts a result to what a JS caller gets: the value as plain JS data (objects, arrays,
-/// `null` for absent values, `Uint8Array` for bytes) or a thrown [`js_error`].
+/// `null` for absent values, `Uint8Array` for bytes; see `to_js.rs`) or a thrown [`js_error`].
 pub(crate) fn output<T: Serialize>(result: Result<T, Error>) -> Result<JsValue, JsValue> {
-    let value = result.map_err(js_error)?;
-    let serializer = serde_wasm_bindgen::Serializer::new()
-        .serialize_missing_as_null(true)
-        .serialize_maps_as_objects(true);
-    value.serialize(&serializer).map_err(|e| {
-        js_error(Error::Serialization {
-            message: e.to_string(),
-        })
-    })
+    result
+        .and_then(|value| to_js::to_js(&value))
+        .map_err(js_error)
 }
 
 /// Converts a result the store gave as JSON text (see `SqliteStore::read_history_json`): one
-/// `JSON.parse` builds the JS value, where [`output`] would build it property by property
-/// through calls between wasm and JS. Only for results with no bytes, whose numbers JS reads
+/// `JSON.parse` builds the JS value. Only for results with no bytes, whose numbers JS reads
 /// exactly: the text has no other way to say `Uint8Array` or a larger integer.
 pub(crate) fn output_json(result: Result<String, Error>) -> Result<JsValue, JsValue> {
     let text = result.map_err(js_error)?;
-    js_sys::JSON::parse(&text).map_err(|_| {
+    intrinsics::from_json(&text, None, None).map_err(|_| {
         js_error(Error::Serialization {
             message: "the store's JSON text did not parse".into(),
         })
@@ -89,27 +73,26 @@ pub(crate) fn output_json(result: Result<String, Error>) -> Result<JsValue, JsVa
 }
 
 /// The JS form of an error: an `Error` whose `name` is `RunStoreError`, with `code` and the
-/// variant's structured fields as own properties.
+/// variant's structured fields as own properties (defined, not assigned: see `to_js.rs`).
 pub(crate) fn js_error(error: Error) -> JsValue {
-    let js = js_sys::Error::new(&error.to_string());
-    js.set_name("RunStoreError");
-    let set = |key: &str, value: JsValue| {
-        // Setting a property on a fresh Error cannot fail.
-        let _ = Reflect::set(&js, &JsValue::from_str(key), &value);
-    };
-    set("code", JsValue::from_str(error.code()));
+    let mut fields = serde_json::Map::new();
+    fields.insert("code".into(), error.code().into());
     if let Error::Operation { index, .. } = &error {
-        set("operation", JsValue::from_f64(*index as f64));
+        fields.insert("operation".into(), (*index).into());
     }
     for (key, value) in error_fields(error.cause()) {
-        set(key, value);
+        fields.insert(key.into(), value);
     }
-    js.into()
+    let fields = serde_json::Value::Object(fields).to_string();
+    intrinsics::make_error(&error.to_string(), &fields)
+        // Only a browser out of memory gets here: an error still, if a plainer one.
+        .unwrap_or_else(|_| JsValue::from_str(&error.to_string()))
 }
 
-fn error_fields(error: &Error) -> Vec<(&'static str, JsValue)> {
-    let text = |s: &str| JsValue::from_str(s);
-    let revision = |r: &Option<u64>| r.map_or(JsValue::NULL, |r| JsValue::from_f64(r as f64));
+fn error_fields(error: &Error) -> Vec<(&'static str, serde_json::Value)> {
+    use serde_json::Value;
+    let text = |s: &str| Value::from(s);
+    let revision = |r: &Option<u64>| r.map_or(Value::Null, Value::from);
     match error {
         Error::SequenceConflict {
             workflow_id,
@@ -117,8 +100,8 @@ fn error_fields(error: &Error) -> Vec<(&'static str, JsValue)> {
             actual,
         } => vec![
             ("workflowId", text(workflow_id)),
-            ("expected", JsValue::from_f64(*expected as f64)),
-            ("actual", JsValue::from_f64(*actual as f64)),
+            ("expected", Value::from(*expected)),
+            ("actual", Value::from(*actual)),
         ],
         Error::Conflict {
             entity,
@@ -154,13 +137,12 @@ fn error_fields(error: &Error) -> Vec<(&'static str, JsValue)> {
         ],
         Error::NotFound { entity, id } => vec![("entity", text(entity)), ("id", text(id))],
         Error::InvalidInput { field, .. } => vec![("field", text(field))],
-        Error::Unavailable { request_id, .. } => vec![(
-            "requestId",
-            request_id.as_deref().map_or(JsValue::NULL, text),
-        )],
+        Error::Unavailable { request_id, .. } => {
+            vec![("requestId", request_id.as_deref().map_or(Value::Null, text))]
+        }
         Error::SchemaTooNew { found, supported } => vec![
-            ("found", JsValue::from_f64(f64::from(*found))),
-            ("supported", JsValue::from_f64(f64::from(*supported))),
+            ("found", Value::from(*found)),
+            ("supported", Value::from(*supported)),
         ],
         _ => Vec::new(),
     }

@@ -14,7 +14,8 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{input, js_error, output, output_json};
 use super::reserve::Reserve;
-use super::{install_pool, open_in_memory, OpfsPool};
+use super::to_js;
+use super::{check_pool_name, install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
 /// Where `RunStoreCore.open` keeps the database.
@@ -35,6 +36,16 @@ struct OpenOptions {
     durability: Durability,
 }
 
+/// The arguments of `open`, read and checked: an OPFS store's name must be a pool name.
+fn open_arguments(name: JsValue, options: JsValue) -> Result<(String, OpenOptions), JsValue> {
+    let name: String = input("name", name)?;
+    let options: OpenOptions = input("options", options)?;
+    if let Persistence::Opfs = options.persistence {
+        check_pool_name(&name).map_err(js_error)?;
+    }
+    Ok((name, options))
+}
+
 /// The database file inside a store's pool.
 const DATABASE_FILE: &str = "/runstore.db";
 
@@ -51,15 +62,31 @@ pub struct RunStoreCore {
 }
 
 impl RunStoreCore {
+    /// The open store; BACKEND once closed.
+    pub(super) fn store(&self) -> Result<&SqliteStore> {
+        self.store.as_ref().ok_or_else(|| Error::Backend {
+            message: "the store is closed".into(),
+        })
+    }
+
     /// Runs `op` on the open store and converts its answer.
     pub(super) fn call<T: serde::Serialize>(
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output(store.and_then(op))
+        output(self.store().and_then(op))
+    }
+
+    /// As [`RunStoreCore::call`] for an operation that answers bytes: JS gets a `Uint8Array`
+    /// copied straight out of them.
+    pub(super) fn call_bytes(
+        &self,
+        op: impl FnOnce(&SqliteStore) -> Result<Vec<u8>>,
+    ) -> Result<JsValue, JsValue> {
+        self.store()
+            .and_then(op)
+            .and_then(|bytes| to_js::bytes_to_js(&bytes))
+            .map_err(js_error)
     }
 
     /// As [`RunStoreCore::call`] for an operation that answers JSON text (see
@@ -68,10 +95,7 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<JsValue, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        output_json(store.and_then(op))
+        output_json(self.store().and_then(op))
     }
 
     /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
@@ -81,30 +105,32 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<String, JsValue> {
-        let store = self.store.as_ref().ok_or_else(|| Error::Backend {
-            message: "the store is closed".into(),
-        });
-        store.and_then(op).map_err(js_error)
+        self.store().and_then(op).map_err(js_error)
     }
 
-    /// As [`RunStoreCore::call`] for a delete: when it finds no room (STORAGE_FULL), the
-    /// store's reserve of OPFS space is given up and the delete runs once more; once a delete
-    /// went through, the reserve is set up again in the background.
+    /// As [`RunStoreCore::call`] for a delete (see [`RunStoreCore::freeing`]).
     pub(super) fn call_freeing<T: serde::Serialize>(
         &self,
         op: impl Fn(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        let Some(store) = self.store.as_ref() else {
-            return self.call(op);
+        output(self.freeing(op))
+    }
+
+    /// Runs a delete on the open store: when it finds no room (STORAGE_FULL), or its freed
+    /// pages could not all go back to the file system, the store's reserve of OPFS space is
+    /// given up and the delete (or the giving back) runs once more (see `reserve.rs`).
+    pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
+        let store = self.store()?;
+        let Some(reserve) = self.reserve.as_ref() else {
+            return op(store);
         };
-        let result = match (op(store), &self.reserve) {
-            (Err(Error::StorageFull { .. }), Some(reserve)) if reserve.release() => op(store),
-            (result, _) => result,
-        };
-        if let (Ok(_), Some(reserve)) = (&result, &self.reserve) {
-            reserve.refill();
+        match op(store) {
+            Err(Error::StorageFull { .. }) if reserve.release() => op(store),
+            result => {
+                give_back(store, reserve);
+                result
+            }
         }
-        output(result)
     }
 
     /// The open store, for the calls that need it alone (an import replaces its content).
@@ -123,44 +149,11 @@ impl RunStoreCore {
     }
 }
 
-/// Whether `field` is `name` or a path inside it (`name.x`, `name[0]`).
-fn is_within(field: &str, name: &str) -> bool {
-    field
-        .strip_prefix(name)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-}
-
-/// For a method whose argument `record` the store checks field by field: names an
-/// INVALID_INPUT about one of the record's fields (`contentHash`, as the native API does) by
-/// its path from the argument (`record.contentHash`). Fields under `others`, the method's
-/// other parameters, stay as they are.
-pub(super) fn in_argument<'a>(
-    record: &'a str,
-    others: &'a [&'a str],
-) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason }
-            if !others.iter().any(|other| is_within(&field, other))
-                && !field.starts_with(&format!("{record}.")) =>
-        {
-            Error::InvalidInput {
-                field: format!("{record}.{field}"),
-                reason,
-            }
-        }
-        other => other,
-    }
-}
-
-/// Names an INVALID_INPUT the store reports under `from` (`outbox[3].dispatchKey`) by the
-/// argument `to` it came from (`rows[3].dispatchKey`).
-pub(super) fn renamed<'a>(from: &'a str, to: &'a str) -> impl FnOnce(Error) -> Error + 'a {
-    move |error| match error {
-        Error::InvalidInput { field, reason } if is_within(&field, from) => Error::InvalidInput {
-            field: format!("{to}{}", &field[from.len()..]),
-            reason,
-        },
-        other => other,
+/// Gives the pages freed by deletes back to the file system; when that found no room, with
+/// the room the reserve held back.
+fn give_back(store: &SqliteStore, reserve: &Reserve) {
+    if !store.release_space() && reserve.release() {
+        store.release_space();
     }
 }
 
@@ -173,8 +166,7 @@ impl RunStoreCore {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
-        let name: String = input("name", name)?;
-        let options: OpenOptions = input("options", options)?;
+        let (name, options) = open_arguments(name, options)?;
         let (store, pool) = match options.persistence {
             Persistence::Memory => (open_in_memory().map_err(js_error)?, None),
             Persistence::Opfs => {
@@ -193,6 +185,10 @@ impl RunStoreCore {
             Some(pool) => Some(Reserve::acquire(pool.name()).await),
             None => None,
         };
+        if let Some(reserve) = &reserve {
+            // Pages an earlier delete freed on a full origin but could not give back.
+            give_back(&store, reserve);
+        }
         Ok(RunStoreCore {
             store: Some(store),
             pool,
@@ -200,14 +196,29 @@ impl RunStoreCore {
         })
     }
 
+    /// Checks the arguments of `open` as it checks them (the name, and the pool name an OPFS
+    /// store takes from it; the options), opening nothing: for the main-thread client, whose
+    /// tab may use a store another tab opened. Not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __checkOpen, skip_typescript)]
+    pub fn check_open(name: JsValue, options: JsValue) -> Result<(), JsValue> {
+        open_arguments(name, options).map(|_| ())
+    }
+
     /// Closes the database and releases its OPFS files and lock. Every commit that returned
     /// is on disk already. Calls after `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
-        self.reserve = None;
+        let reserve = self.reserve.take();
         let pool = self.pool.take();
         wasm_bindgen_futures::future_to_promise(async move {
             if let Some(pool) = pool {
+                // The files closed, the origin has back the room they no longer hold: the
+                // reserve takes its share before the next opener (which waits for the pool's
+                // lock) can.
+                pool.close_files().map_err(js_error)?;
+                if let Some(reserve) = reserve {
+                    reserve.fill().await;
+                }
                 pool.close().await.map_err(js_error)?;
             }
             Ok(JsValue::UNDEFINED)

@@ -4,7 +4,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{input, input_or_default};
-use super::facade::{in_argument, renamed, RunStoreCore};
+use super::facade::RunStoreCore;
+use crate::model::fields::{in_argument, renamed};
 use crate::*;
 
 #[wasm_bindgen]

@@ -1,11 +1,14 @@
-//! Reads an argument sent as JSON text into the [`Value`] tree that `walk.rs` reads a JS value
-//! into, under the same limits, so that it meets the same conversions and checks after.
+//! Reads arguments sent as JSON text into the [`Value`] trees that `walk.rs` reads JS values
+//! into, under the same limits, so that they meet the same conversions and checks after.
 //!
-//! The main-thread client sends most writes this way (js/wire.js): one string to post instead
-//! of objects to clone, parsed here at a fraction of the cost of reading the same objects
-//! through calls into JS. The client encodes only what reads back as exactly the value it
-//! holds; text this reader refuses is sent again as the value itself, whose walk then names
-//! the field, so the reasons here need not.
+//! The main-thread client sends every write this way (js/wire.js): its arguments, captured
+//! when the call is made, as one string to post instead of objects to clone, parsed here at a
+//! fraction of the cost of reading the same objects through calls into JS. JSON has no bytes:
+//! the client writes `null` where a `Uint8Array` stood and sends a copy of the bytes beside the
+//! text, with the ordinal of that `null` among the text's nulls (a "hole"); the reader puts the
+//! bytes back there. The client encodes only what reads back as exactly the value it holds,
+//! within the limits below (anything else goes as the values themselves, whose walk names the
+//! field), so the reasons here need not name one.
 
 use std::fmt;
 
@@ -13,34 +16,98 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 use super::value::Value;
 use super::walk::{MAX_ARGUMENT_BYTES, MAX_DEPTH, MAX_STRING_CHARS, NODE_BYTES};
-use crate::Error;
+use crate::{Error, MAX_BLOB_BYTES};
 
-/// Reads the argument `name` from its JSON text.
+/// The byte arrays that stand in a text's nulls: `(ordinal of the null, bytes)`, in order.
+pub(super) type Holes = Vec<(u64, Vec<u8>)>;
+
+/// Reads the arguments of a call from their JSON text, an array: one tree per argument, each
+/// read as `walk.rs` reads an argument (from depth 0, within its own size limit), with the
+/// byte arrays of `holes` in their nulls.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for text that is not one JSON value, nesting deeper than
-/// [`MAX_DEPTH`], a `__proto__` key, and oversized values, counted as `walk.rs` counts them.
-pub(super) fn read(name: &str, text: &str) -> Result<Value, Error> {
-    let mut left = MAX_ARGUMENT_BYTES;
+/// [`Error::InvalidInput`] (field `arguments`) for text that is not one JSON array, nesting
+/// deeper than [`MAX_DEPTH`], a `__proto__` key, oversized values (counted as `walk.rs`
+/// counts them), and holes that are not nulls of the text.
+pub(super) fn read_arguments(text: &str, holes: Holes) -> Result<Vec<Value>, Error> {
+    let mut reader = Reader::new(holes);
     let mut json = serde_json::Deserializer::from_str(text);
-    let root = Node {
-        depth: 0,
-        left: &mut left,
-    };
-    root.deserialize(&mut json)
-        .and_then(|value| json.end().map(|()| value))
-        .map_err(|error| Error::invalid(name, error.to_string()))
+    let arguments = Arguments(&mut reader)
+        .deserialize(&mut json)
+        .and_then(|values| json.end().map(|()| values));
+    let arguments = arguments.map_err(|error| Error::invalid("arguments", error.to_string()))?;
+    if !reader.holes.is_empty() {
+        return Err(Error::invalid(
+            "arguments",
+            "a byte array stands in no null",
+        ));
+    }
+    Ok(arguments)
 }
 
-/// One value of the text at `depth`, drawing on the bytes the argument may still take.
+/// What reading one text keeps track of: the bytes the argument being read may still take,
+/// the nulls read so far, and the byte arrays still to place.
+struct Reader {
+    left: usize,
+    nulls: u64,
+    holes: std::collections::VecDeque<(u64, Vec<u8>)>,
+}
+
+impl Reader {
+    fn new(holes: Holes) -> Self {
+        Reader {
+            left: MAX_ARGUMENT_BYTES,
+            nulls: 0,
+            holes: holes.into(),
+        }
+    }
+}
+
+/// The text's root: the array of arguments.
+struct Arguments<'a>(&'a mut Reader);
+
+impl<'de> DeserializeSeed<'de> for Arguments<'_> {
+    type Value = Vec<Value>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, json: D) -> Result<Vec<Value>, D::Error> {
+        json.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Arguments<'_> {
+    type Value = Vec<Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of arguments")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut arguments = Vec::new();
+        loop {
+            // Each argument may take as much as the walk lets one take.
+            self.0.left = MAX_ARGUMENT_BYTES;
+            let node = Node {
+                depth: 0,
+                reader: &mut *self.0,
+            };
+            match seq.next_element_seed(node)? {
+                Some(argument) => arguments.push(argument),
+                None => return Ok(arguments),
+            }
+        }
+    }
+}
+
+/// One value of the text at `depth`.
 struct Node<'a> {
     depth: usize,
-    left: &'a mut usize,
+    reader: &'a mut Reader,
 }
 
 impl Node<'_> {
     fn spend<E: de::Error>(&mut self, bytes: usize) -> Result<(), E> {
-        *self.left = self.left.checked_sub(bytes).ok_or_else(|| {
+        let reader = &mut *self.reader;
+        reader.left = reader.left.checked_sub(bytes).ok_or_else(|| {
             E::custom(format_args!(
                 "makes the argument larger than {MAX_ARGUMENT_BYTES} bytes"
             ))
@@ -48,22 +115,43 @@ impl Node<'_> {
         Ok(())
     }
 
-    /// A string as the walk takes one (its UTF-8 length stands for its UTF-16 length, which
-    /// is never longer).
+    /// A string as the walk takes one: limited and counted by its length in UTF-16 units,
+    /// which its UTF-8 length bounds (and is counted only when that bound is not enough).
     fn string<E: de::Error>(&mut self, text: String) -> Result<String, E> {
-        if text.len() > MAX_STRING_CHARS {
+        let mut units = text.len();
+        if units > MAX_STRING_CHARS || units > self.reader.left {
+            units = text.encode_utf16().count();
+        }
+        if units > MAX_STRING_CHARS {
             return Err(E::custom(format_args!(
                 "a string is longer than {MAX_STRING_CHARS} characters"
             )));
         }
-        self.spend(text.len())?;
+        self.spend(units)?;
         Ok(text)
+    }
+
+    /// A null, or the byte array that stands in it.
+    fn null<E: de::Error>(&mut self) -> Result<Value, E> {
+        let ordinal = self.reader.nulls;
+        self.reader.nulls += 1;
+        if self.reader.holes.front().map(|(at, _)| *at) != Some(ordinal) {
+            return Ok(Value::Null);
+        }
+        let (_, bytes) = self.reader.holes.pop_front().unwrap_or_default();
+        if bytes.len() > MAX_BLOB_BYTES {
+            return Err(E::custom(format_args!(
+                "a byte array is longer than {MAX_BLOB_BYTES} bytes"
+            )));
+        }
+        self.spend(bytes.len())?;
+        Ok(Value::Bytes(bytes))
     }
 
     fn child(&mut self) -> Node<'_> {
         Node {
             depth: self.depth + 1,
-            left: &mut *self.left,
+            reader: &mut *self.reader,
         }
     }
 
@@ -93,8 +181,8 @@ impl<'de> Visitor<'de> for Node<'_> {
         f.write_str("a JSON value")
     }
 
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_unit<E: de::Error>(mut self) -> Result<Value, E> {
+        self.null()
     }
 
     fn visit_bool<E>(self, flag: bool) -> Result<Value, E> {

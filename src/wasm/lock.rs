@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{errors, time};
+use super::{errors, intrinsics, time};
 use crate::error::{Error, Result};
 
 #[wasm_bindgen]
@@ -58,9 +58,10 @@ impl WebLock {
             let _ = decide.call1(&JsValue::UNDEFINED, &release);
             held.into()
         });
-        let options = js_sys::Object::new();
-        Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE)
-            .map_err(|e| errors::js("set lock options", &e))?;
+        // Parsed, not assigned: a setter named `ifAvailable` on Object.prototype would take
+        // the assignment, and the request would wait for the lock.
+        let options = intrinsics::from_json(r#"{"ifAvailable":true}"#, None, None)
+            .map_err(|e| errors::js("make lock options", &e))?;
         let request = locks
             .request(name, &options, &callback)
             .map_err(|e| errors::js("request a Web Lock", &e))?;

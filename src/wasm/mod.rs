@@ -34,10 +34,13 @@ mod facade_steps;
 mod facade_sync;
 mod facade_transfer;
 mod facade_workflow;
+mod intrinsics;
 mod json_text;
 mod lock;
+mod operations;
 mod reserve;
 mod time;
+mod to_js;
 mod value;
 mod walk;
 
@@ -122,7 +125,7 @@ fn lock_name(pool: &str) -> String {
 /// The VFS names SQLite (`memdb`) and sqlite-wasm-rs (`memvfs`) register themselves.
 const RESERVED_POOL_NAMES: [&str; 2] = ["memvfs", "memdb"];
 
-fn check_pool_name(name: &str) -> Result<()> {
+pub(super) fn check_pool_name(name: &str) -> Result<()> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if name.is_empty() || name.len() > 64 || name.starts_with('.') || !name.chars().all(allowed) {
         return Err(Error::invalid(
@@ -298,6 +301,21 @@ impl OpfsPool {
     /// [`Error::Busy`] too when the browser does not confirm the lock's release in time (the
     /// pool is closed then).
     pub async fn close(&self) -> Result<()> {
+        self.close_files()?;
+        let lock = self.lock.borrow_mut().take();
+        match lock {
+            Some(lock) => lock.release().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the pool's OPFS files but keeps its Web Lock (and so keeps other tabs and workers
+    /// out) until [`OpfsPool::close`]: the browser counts what the files hold now, not the room
+    /// they were given while open. Closing closed files does nothing.
+    ///
+    /// # Errors
+    /// As [`OpfsPool::close`].
+    pub fn close_files(&self) -> Result<()> {
         if self.util.is_uninstalled() {
             return Ok(());
         }
@@ -309,12 +327,7 @@ impl OpfsPool {
                 message: format!("a store of OPFS pool {} is still open", self.name),
             },
             other => errors::pool(other),
-        })?;
-        let lock = self.lock.borrow_mut().take();
-        match lock {
-            Some(lock) => lock.release().await,
-            None => Ok(()),
-        }
+        })
     }
 
     fn check_open(&self) -> Result<()> {

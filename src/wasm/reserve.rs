@@ -2,12 +2,17 @@
 //! quota exhausted.
 //!
 //! Deleting needs room: SQLite appends the delete to the WAL, and giving the freed pages back
-//! checkpoints the WAL into the database file, which may first have to grow by the pages the
-//! WAL holds. On an origin whose quota is used up to the last byte, neither has room, and a
-//! store that cannot delete cannot recover. So the store holds a file of [`RESERVE_BYTES`]
-//! zeros, outside its pool: a delete refused for want of room empties and closes it (Chrome
-//! counts an open access handle's allocation until it closes), which gives its space to the
-//! delete, and tries again. The next open of the store sets the reserve up again.
+//! moves pages through the WAL too. On an origin whose quota is used up to the last byte there
+//! is none, and a store that cannot delete cannot recover. So the store holds a file of up to
+//! [`RESERVE_BYTES`] outside its pool: a delete (or the giving back of its pages) refused for
+//! want of room empties and closes it, which gives its room to the delete, and tries again.
+//!
+//! Chrome counts what a file was given while its access handle is open (in chunks of 1 MiB
+//! and more, doubling), and gives back what the file no longer holds only when the handle
+//! closes. So the room a delete frees stays with the store's files while they are open: the
+//! store's later writes use it again, but the reserve cannot take it back then. The reserve is
+//! set up again when the store closes (its files closed first, so the origin has the room they
+//! gave back) and when it opens, in both cases as large as the origin has room for.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,9 +24,12 @@ use web_sys::{
     FileSystemGetFileOptions, FileSystemSyncAccessHandle,
 };
 
-/// The size of the reserve: room for a delete's WAL frames and for a checkpoint that grows the
-/// database file by what the WAL holds after a large write.
+/// The size of the reserve when the origin has room for it: room for a delete's WAL frames
+/// and for the steps that give its pages back, in Chrome's chunks of 1 MiB and more.
 pub const RESERVE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+
+/// The smallest reserve worth holding: one chunk, the room a WAL is first given.
+const SMALLEST_RESERVE_BYTES: f64 = 1024.0 * 1024.0;
 
 /// The OPFS directory of every pool's reserve; pool names cannot start with `.`.
 const RESERVE_DIRECTORY: &str = ".runstore-reserve";
@@ -34,10 +42,7 @@ pub struct Reserve {
 }
 
 impl Reserve {
-    /// Sets up the reserve of the pool `pool`: the file is created or grown to
-    /// [`RESERVE_BYTES`] and held open. Best effort: where the quota has no room for it, or OPFS
-    /// refuses, the store works without one for now (and a delete on a full origin may then
-    /// fail with STORAGE_FULL); [`Reserve::refill`] tries again.
+    /// Sets up the reserve of the pool `pool` (see [`Reserve::fill`]).
     pub async fn acquire(pool: &str) -> Rc<Reserve> {
         let reserve = Rc::new(Reserve {
             pool: pool.to_owned(),
@@ -47,26 +52,27 @@ impl Reserve {
         reserve
     }
 
-    async fn fill(&self) {
+    /// Creates or grows the reserve file to [`RESERVE_BYTES`], or to half of that and so on down
+    /// to [`SMALLEST_RESERVE_BYTES`] where the origin has less room (Chrome grants powers of
+    /// two), and holds it open. Best effort: where the quota has no room even for that, or
+    /// OPFS refuses, the store works without a reserve for now (and a delete on a full origin
+    /// may then fail with STORAGE_FULL) until it next closes or opens.
+    pub async fn fill(&self) {
         if self.handle.borrow().is_some() {
             return;
         }
         let Ok(handle) = open(&self.pool).await else {
             return;
         };
-        if handle.truncate_with_f64(RESERVE_BYTES).is_ok() && handle.flush().is_ok() {
-            *self.handle.borrow_mut() = Some(handle);
-        } else {
-            handle.close();
+        let mut size = RESERVE_BYTES;
+        while size >= SMALLEST_RESERVE_BYTES {
+            if handle.truncate_with_f64(size).is_ok() && handle.flush().is_ok() {
+                *self.handle.borrow_mut() = Some(handle);
+                return;
+            }
+            size /= 2.0;
         }
-    }
-
-    /// Sets the reserve up again in the background, once a delete has given space back.
-    pub fn refill(self: &Rc<Self>) {
-        if self.handle.borrow().is_none() {
-            let reserve = Rc::clone(self);
-            wasm_bindgen_futures::spawn_local(async move { reserve.fill().await });
-        }
+        handle.close();
     }
 
     /// Gives the reserve's space back to the origin: empties and closes the file. Returns

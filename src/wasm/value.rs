@@ -231,11 +231,69 @@ impl<'de> MapAccess<'de> for Map<'_> {
     }
 }
 
-/// An enum written as an object with one key: the variant, and its content.
+/// The name that marks an enum as internally tagged for this deserializer, followed by the tag:
+/// `$runstore::tagged_by::op` reads `{ op: "append", workflowId, ... }` as variant `append`
+/// with the object's other fields. serde's own internally tagged enums first buffer every value
+/// of the object, and a buffered value lets a `Uint8Array` pass for a string and an array for an
+/// object, field by position; reading the variant's fields straight from the tree keeps every
+/// check, and every error's path.
+pub(super) const TAGGED_BY: &str = "$runstore::tagged_by::";
+
+/// An internally tagged enum: the tag's value names the variant, the object's other fields are
+/// its content.
+fn visit_tagged<'de, V: Visitor<'de>>(
+    value: Value,
+    tag: &'static str,
+    at: &Path<'_>,
+    visitor: V,
+) -> Result<V::Value, DeError> {
+    let mut entries = match value {
+        Value::Object(entries) => entries,
+        other => return Err(de::Error::invalid_type(other.unexpected(), &"an object")),
+    };
+    let tag_at = Path::Key(at, tag);
+    let Some(position) = entries.iter().position(|(key, _)| key == tag) else {
+        let error: DeError = de::Error::custom("is required");
+        return Err(error.at(&tag_at));
+    };
+    let name = match entries.remove(position).1 {
+        Value::String(name) => name,
+        other => {
+            let error: DeError = de::Error::invalid_type(other.unexpected(), &"a string");
+            return Err(error.at(&tag_at));
+        }
+    };
+    visitor.visit_enum(Variant {
+        name,
+        content: Value::Object(entries),
+        at,
+        tag: Some(tag),
+    })
+}
+
+/// An enum's variant and its content: written as an object with one key (the variant, and its
+/// content), or with the variant as the value of `tag` beside the content's own fields.
 struct Variant<'a> {
     name: String,
     content: Value,
     at: &'a Path<'a>,
+    tag: Option<&'static str>,
+}
+
+impl Variant<'_> {
+    /// Runs `read` on the content at its place: beside the tag, or under the variant's key.
+    fn read_content<T>(
+        self,
+        read: impl FnOnce(Value, &Path<'_>) -> Result<T, DeError>,
+    ) -> Result<T, DeError> {
+        match self.tag {
+            Some(_) => read(self.content, self.at).map_err(|e| e.at(self.at)),
+            None => {
+                let at = Path::Key(self.at, &self.name);
+                read(self.content, &at).map_err(|e| e.at(&at))
+            }
+        }
+    }
 }
 
 impl<'de, 'a> EnumAccess<'de> for Variant<'a> {
@@ -243,8 +301,12 @@ impl<'de, 'a> EnumAccess<'de> for Variant<'a> {
     type Variant = Variant<'a>;
 
     fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self), DeError> {
-        let variant = seed.deserialize(StrDeserializer::new(&self.name))?;
-        Ok((variant, self))
+        let variant = seed.deserialize(StrDeserializer::<DeError>::new(&self.name));
+        match (variant, self.tag) {
+            (Ok(variant), _) => Ok((variant, self)),
+            (Err(error), Some(tag)) => Err(error.at(&Path::Key(self.at, tag))),
+            (Err(error), None) => Err(error),
+        }
     }
 }
 
@@ -252,28 +314,17 @@ impl<'de> VariantAccess<'de> for Variant<'_> {
     type Error = DeError;
 
     fn unit_variant(self) -> Result<(), DeError> {
-        node(
-            self.content,
-            &Path::Key(self.at, &self.name),
-            std::marker::PhantomData,
-        )
+        self.read_content(|content, at| node(content, at, std::marker::PhantomData))
     }
 
     fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, DeError> {
-        node(self.content, &Path::Key(self.at, &self.name), seed)
+        self.read_content(|content, at| node(content, at, seed))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, DeError> {
-        let at = Path::Key(self.at, &self.name);
-        de::Deserializer::deserialize_tuple(
-            Node {
-                value: self.content,
-                at: &at,
-            },
-            len,
-            visitor,
-        )
-        .map_err(|e| e.at(&at))
+        self.read_content(|value, at| {
+            de::Deserializer::deserialize_tuple(Node { value, at }, len, visitor)
+        })
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -281,12 +332,9 @@ impl<'de> VariantAccess<'de> for Variant<'_> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        let at = Path::Key(self.at, &self.name);
-        let content = Node {
-            value: self.content,
-            at: &at,
-        };
-        de::Deserializer::deserialize_struct(content, "", fields, visitor).map_err(|e| e.at(&at))
+        self.read_content(|value, at| {
+            de::Deserializer::deserialize_struct(Node { value, at }, "", fields, visitor)
+        })
     }
 }
 
@@ -354,10 +402,13 @@ impl<'de> de::Deserializer<'de> for Node<'_> {
 
     fn deserialize_enum<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
+        if let Some(tag) = name.strip_prefix(TAGGED_BY) {
+            return visit_tagged(self.value, tag, self.at, visitor);
+        }
         match self.value {
             Value::String(variant) => visitor.visit_enum(StringDeserializer::new(variant)),
             Value::Object(mut entries) if entries.len() == 1 => {
@@ -366,6 +417,7 @@ impl<'de> de::Deserializer<'de> for Node<'_> {
                     name,
                     content,
                     at: self.at,
+                    tag: None,
                 })
             }
             other => Err(de::Error::invalid_type(
@@ -391,8 +443,32 @@ impl<'de> de::Deserializer<'de> for Node<'_> {
         visitor.visit_unit()
     }
 
+    /// A string comes from a string only: serde's own string visitor would take a
+    /// `Uint8Array`'s bytes as UTF-8.
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        match self.value {
+            Value::Bytes(_) => Err(de::Error::invalid_type(
+                Unexpected::Other("Uint8Array"),
+                &visitor,
+            )),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string unit_struct seq
-        tuple tuple_struct map identifier
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 unit_struct seq tuple tuple_struct
+        map
     }
 }

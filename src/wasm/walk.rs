@@ -1,18 +1,22 @@
 //! Reads a JS argument into a [`Value`] in one walk, reading each JS value exactly once.
 //!
 //! Every call that can run the caller's code (a getter, a Proxy trap, a revoked Proxy, a
-//! detached buffer) goes through an import declared `catch`. A JS exception thrown through an
-//! import that does not catch unwinds past the wasm frames without running Rust's cleanup: the
-//! store's borrow stays taken and the wasm stack pointer is never restored, so the instance
-//! breaks after a few thousand of them. Sizes are checked before anything is copied into wasm
-//! memory, so an oversized argument is refused without growing it.
+//! detached buffer) goes to a built-in taken at load (`intrinsics.rs`), imported with `catch`.
+//! Only own properties and internal slots are read: a hole in an array is `undefined`, never a
+//! prototype's item, and a typed array's type and length come from its slots, whatever getters
+//! its prototype or the array itself define. Sizes are checked before anything is copied into
+//! wasm memory, so an oversized argument is refused without growing it.
 
 use std::fmt;
 
-use js_sys::{Array, ArrayBuffer, JsString, Reflect, Uint8Array};
+use js_sys::{Array, JsString, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::intrinsics::{
+    byte_length, copy_bytes, is_array, is_detached, is_view, is_well_formed, length_of,
+    own_entries, own_item, prototype_of, typed_array_name,
+};
 use super::value::Value;
 use crate::error::clip;
 use crate::{Error, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES};
@@ -31,24 +35,6 @@ pub(super) const NODE_BYTES: usize = 32;
 /// The longest string any field can hold: identifiers are shorter, and a string inside a JSON
 /// document cannot be longer than the document.
 pub(super) const MAX_STRING_CHARS: usize = MAX_DOCUMENT_BYTES;
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
-    fn is_array(value: &JsValue) -> Result<bool, JsValue>;
-
-    #[wasm_bindgen(catch, js_namespace = Object, js_name = entries)]
-    fn entries(value: &JsValue) -> Result<Array, JsValue>;
-
-    /// `Object.prototype.toString.call(value)`: `"[object Uint8Array]"` for a typed array,
-    /// whatever its prototype says.
-    #[wasm_bindgen(catch, js_namespace = ["Object", "prototype", "toString"], js_name = call)]
-    fn type_tag(value: &JsValue) -> Result<JsValue, JsValue>;
-
-    /// `Uint8Array.prototype.set.call(target, source)`: copies `source` into `target`.
-    #[wasm_bindgen(catch, js_namespace = ["Uint8Array", "prototype", "set"], js_name = call)]
-    fn copy_into(target: &Uint8Array, source: &JsValue) -> Result<(), JsValue>;
-}
 
 /// Where a value sits inside an argument, rendered only when an error names it.
 pub(super) enum Path<'a> {
@@ -137,7 +123,7 @@ impl Walk {
             ));
         }
         // Checks an internal slot: runs no code of the caller's and is false for a Proxy.
-        if ArrayBuffer::is_view(value) {
+        if is_view(value).map_err(|_| unreadable(path))? {
             return self.bytes(path, value).map(Value::Bytes);
         }
         if is_array(value).map_err(|_| unreadable(path))? {
@@ -159,7 +145,7 @@ impl Walk {
             return Err(invalid(path, "is not a string"));
         };
         // Reading replaces a lone surrogate with U+FFFD; only then is the slow check needed.
-        if read.contains('\u{FFFD}') && !text.is_valid_utf16() {
+        if read.contains('\u{FFFD}') && !is_well_formed(text).unwrap_or(false) {
             return Err(invalid(
                 path,
                 "contains a lone surrogate (not valid Unicode)",
@@ -169,39 +155,13 @@ impl Walk {
     }
 
     fn bytes(&mut self, path: &Path<'_>, value: &JsValue) -> Result<Vec<u8>, Error> {
-        let tag = type_tag(value).map_err(|_| unreadable(path))?;
-        if tag.as_string().as_deref() != Some("[object Uint8Array]") {
-            return Err(invalid(
-                path,
-                "is a typed array or DataView other than Uint8Array",
-            ));
-        }
-        let read_number = |key: &str| {
-            Reflect::get(value, &JsValue::from_str(key))
-                .ok()
-                .and_then(|v| v.as_f64())
-        };
-        let length = read_number("byteLength").ok_or_else(|| unreadable(path))? as usize;
-        if length > MAX_BLOB_BYTES {
-            return Err(invalid(
-                path,
-                format!("is {length} bytes long; the limit is {MAX_BLOB_BYTES}"),
-            ));
-        }
-        if length == 0 && is_detached(value) {
-            return Err(invalid(path, "is detached (its buffer was transferred)"));
-        }
+        let length = uint8_array_length(path, value, MAX_BLOB_BYTES)?;
         self.spend(path, length)?;
-        let mut bytes = vec![0; length];
-        // SAFETY: the view covers `bytes` exactly and is dropped before `bytes` is touched
-        // again; nothing allocates (and so moves wasm memory) while it lives.
-        let view = unsafe { Uint8Array::view_mut_raw(bytes.as_mut_ptr(), length) };
-        copy_into(&view, value).map_err(|_| unreadable(path))?;
-        Ok(bytes)
+        copy_in(path, value, length)
     }
 
     fn array(&mut self, path: &Path<'_>, value: &JsValue, depth: usize) -> Result<Value, Error> {
-        let length = Reflect::get(value, &JsValue::from_str("length"))
+        let length = length_of(value)
             .map_err(|_| unreadable(path))?
             .as_f64()
             .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
@@ -215,7 +175,7 @@ impl Walk {
         let mut items = Vec::with_capacity(length);
         for index in 0..length as u32 {
             let item_path = Path::Index(path, index);
-            let item = Reflect::get_u32(value, index).map_err(|_| unreadable(&item_path))?;
+            let item = own_item(value, index).map_err(|_| unreadable(&item_path))?;
             items.push(self.value(&item_path, &item, depth + 1)?);
         }
         Ok(Value::Array(items))
@@ -223,9 +183,9 @@ impl Walk {
 
     /// Accepts plain objects only: a `Map`, `Date` or class instance would be read as `{}`.
     fn object(&mut self, path: &Path<'_>, value: &JsValue, depth: usize) -> Result<Value, Error> {
-        let prototype = Reflect::get_prototype_of(value).map_err(|_| unreadable(path))?;
+        let prototype = prototype_of(value).map_err(|_| unreadable(path))?;
         if !prototype.is_null() {
-            let grand = Reflect::get_prototype_of(&prototype).map_err(|_| unreadable(path))?;
+            let grand = prototype_of(&prototype).map_err(|_| unreadable(path))?;
             if !grand.is_null() {
                 return Err(invalid(
                     path,
@@ -233,7 +193,7 @@ impl Walk {
                 ));
             }
         }
-        let pairs = entries(value).map_err(|_| unreadable(path))?;
+        let pairs = own_entries(value).map_err(|_| unreadable(path))?;
         if (pairs.length() as usize).saturating_mul(NODE_BYTES) > self.left {
             return Err(invalid(path, "has more keys than one argument can hold"));
         }
@@ -260,12 +220,52 @@ impl Walk {
     }
 }
 
-/// Whether the buffer under `view` was transferred away. Browsers without
-/// `ArrayBuffer.prototype.detached` read such a view as empty.
-fn is_detached(view: &JsValue) -> bool {
-    Reflect::get(view, &JsValue::from_str("buffer"))
-        .and_then(|buffer| Reflect::get(&buffer, &JsValue::from_str("detached")))
-        .is_ok_and(|detached| detached.as_bool() == Some(true))
+/// Reads the `Uint8Array` argument `name` of at most `limit` bytes, as [`read`] reads one
+/// inside an argument.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `name` for anything else, an oversized or detached array,
+/// and one that throws when read.
+pub(super) fn read_bytes(name: &str, value: &JsValue, limit: usize) -> Result<Vec<u8>, Error> {
+    let path = Path::Root(name);
+    if !is_view(value).map_err(|_| unreadable(&path))? {
+        return Err(invalid(&path, "must be a Uint8Array"));
+    }
+    let length = uint8_array_length(&path, value, limit)?;
+    copy_in(&path, value, length)
+}
+
+/// The length of the typed array `value`, which must be a `Uint8Array` of at most `limit`
+/// bytes and not detached; read from its internal slots.
+fn uint8_array_length(path: &Path<'_>, value: &JsValue, limit: usize) -> Result<usize, Error> {
+    let name = typed_array_name(value).map_err(|_| unreadable(path))?;
+    if name.as_string().as_deref() != Some("Uint8Array") {
+        return Err(invalid(
+            path,
+            "is a typed array or DataView other than Uint8Array",
+        ));
+    }
+    let length = byte_length(value).map_err(|_| unreadable(path))? as usize;
+    if length > limit {
+        return Err(invalid(
+            path,
+            format!("is {length} bytes long; the limit is {limit}"),
+        ));
+    }
+    if length == 0 && is_detached(value).unwrap_or(false) {
+        return Err(invalid(path, "is detached (its buffer was transferred)"));
+    }
+    Ok(length)
+}
+
+/// Copies the `length` bytes of the `Uint8Array` `value` into wasm memory.
+fn copy_in(path: &Path<'_>, value: &JsValue, length: usize) -> Result<Vec<u8>, Error> {
+    let mut bytes = vec![0; length];
+    // SAFETY: the view covers `bytes` exactly and is dropped before `bytes` is touched
+    // again; nothing allocates (and so moves wasm memory) while it lives.
+    let view = unsafe { Uint8Array::view_mut_raw(bytes.as_mut_ptr(), length) };
+    copy_bytes(&view, value).map_err(|_| unreadable(path))?;
+    Ok(bytes)
 }
 
 fn kind(value: &JsValue) -> &'static str {

@@ -10,6 +10,7 @@ pub const CASES: &[Case] = cases![
     empty_and_overlong_ids_are_refused_on_every_path,
     malformed_hashes_are_refused_on_every_package_path,
     a_refused_delete_deletes_nothing,
+    a_query_checks_its_workflow_type_as_a_visibility_filter_does,
 ];
 
 /// Asserts INVALID_INPUT naming `field`.
@@ -96,4 +97,34 @@ fn a_refused_delete_deletes_nothing(backend: &dyn Backend) {
     );
     let message = expect_code(store.head(&"w".repeat(2_000_000)), "INVALID_INPUT").to_string();
     assert!(message.len() < 200, "{message}");
+}
+
+fn a_query_checks_its_workflow_type_as_a_visibility_filter_does(backend: &dyn Backend) {
+    let location = backend.fresh();
+    let store = location.open();
+    let page = PageRequest::default();
+    for bad in [String::new(), "t".repeat(MAX_ID_BYTES + 1)] {
+        let query = WorkflowQuery {
+            workflow_type: Some(bad.clone()),
+            ..WorkflowQuery::default()
+        };
+        refused(store.query_workflows(&query, &page), "query.workflowType");
+        let filter = VisibilityFilter {
+            workflow_type: Some(bad),
+            ..VisibilityFilter::default()
+        };
+        refused(
+            store.list_visibility(&filter, 10, None),
+            "filter.workflowType",
+        );
+    }
+    let longest = WorkflowQuery {
+        workflow_type: Some("t".repeat(MAX_ID_BYTES)),
+        ..WorkflowQuery::default()
+    };
+    assert!(store
+        .query_workflows(&longest, &page)
+        .unwrap()
+        .items
+        .is_empty());
 }

@@ -21,6 +21,7 @@ pub const CASES: &[Case] = cases![
     a_step_crosses_as_tagged_operations,
     claims_namespaces_packages_and_purges_are_operations_too,
     a_purge_in_a_step_is_undone_with_the_step,
+    a_failing_operation_names_the_field_by_its_path_in_the_operation,
 ];
 
 fn checkpoint(revision: u64) -> Checkpoint {
@@ -582,4 +583,70 @@ fn a_purge_in_a_step_is_undone_with_the_step(backend: &dyn Backend) {
     assert_eq!((counts.workflows, counts.events), (1, 2));
     assert_eq!(store.head("old").unwrap(), 0);
     assert_eq!(store.head("new").unwrap(), 1);
+}
+
+/// The operation's field `field` of the error of operation `index`, which must be INVALID_INPUT.
+#[track_caller]
+fn invalid_field(result: Result<StepOutcome>, index: usize) -> String {
+    match expect_code(result, "INVALID_INPUT") {
+        Error::Operation { index: at, error } => {
+            assert_eq!(at, index);
+            match *error {
+                Error::InvalidInput { field, .. } => field,
+                other => panic!("{other}"),
+            }
+        }
+        other => panic!("not an operation's error: {other}"),
+    }
+}
+
+fn a_failing_operation_names_the_field_by_its_path_in_the_operation(backend: &dyn Backend) {
+    let store = backend.fresh().open();
+    let one = |operation: Operation| {
+        Step::new()
+            .with(append("wf", vec![custom("x", 1)], 0))
+            .with(operation)
+    };
+    let mut bad_row = row("k", "wf", 0);
+    bad_row.dispatch_key.clear();
+    let rows = Operation::InsertOutbox {
+        rows: vec![row("k0", "wf", 0), bad_row],
+    };
+    assert_eq!(
+        invalid_field(store.commit(&one(rows)), 1),
+        "rows[1].dispatchKey"
+    );
+    let mut bad_checkpoint = checkpoint(0);
+    bad_checkpoint.checkpoint_id.clear();
+    let cas = Operation::CompareAndSwapCheckpoint {
+        checkpoint: bad_checkpoint,
+        expected_revision: None,
+    };
+    assert_eq!(
+        invalid_field(store.commit(&one(cas)), 1),
+        "checkpoint.checkpointId"
+    );
+    let artifact = Operation::PutArtifact {
+        artifact: NewArtifact {
+            scope: String::new(),
+            media_type: "text/plain".into(),
+            name: None,
+            bytes: b"x".to_vec(),
+            expires_at: None,
+            idempotency_key: None,
+        },
+        now: 1,
+    };
+    assert_eq!(
+        invalid_field(store.commit(&one(artifact)), 1),
+        "artifact.scope"
+    );
+    // The other fields of an operation keep their names.
+    let timer = Operation::ScheduleTimer {
+        workflow_id: String::new(),
+        timer_id: "t".into(),
+        fire_at: 1,
+    };
+    assert_eq!(invalid_field(store.commit(&one(timer)), 1), "workflowId");
+    assert_eq!(store.head("wf").unwrap(), 0, "a refused step wrote nothing");
 }

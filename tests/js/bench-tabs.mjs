@@ -146,7 +146,10 @@ const chaos = await runChaos(browser, server.url, {
   log: (line) => process.env.BENCH_VERBOSE && console.log(line),
 });
 const h = percentiles(chaos.handoffs);
-console.log(`chaos: ${chaos.acked} writes acknowledged, ${chaos.disruptions} hand-offs in ${((Date.now() - started) / 1000).toFixed(0)} s; problems ${chaos.problems.length}; calls left pending ${chaos.pendingLeft.reduce((a, b) => a + b, 0)}; errors ${JSON.stringify(chaos.errors)}`);
+console.log(
+  `chaos: ${chaos.calls} calls, ${chaos.acked} acknowledged, ${chaos.disruptions} hand-offs and ${chaos.closes} closes in ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
+    `lost ${chaos.lost}, doubled ${chaos.doubled}, wrong data ${chaos.wrongData}, unannounced ${chaos.unannounced}, pending ${chaos.pending}; errors ${JSON.stringify(chaos.errors)}`,
+);
 console.log(`hand-off, leader loss to the first write acknowledged after the new leader took over (${h.n} measured): p50 ${h.p50} ms, p95 ${h.p95} ms, max ${h.max} ms`);
 console.log('where the hand-off time goes, p50 (p95) ms per phase, by how the leader was lost:');
 console.log('| lost by | n | until lock | wasm | until files free | open | announce | first ack | total | open attempts |');

@@ -270,6 +270,38 @@ test('Export downloads the store as a SQLite file; Import refuses another file a
   assert.equal(gone, 'NOT_FOUND');
 });
 
+test('a LangGraph.js agent: reloaded mid tool call, it resumes from its last checkpoint; the inspector shows its checkpoints and tool calls', async () => {
+  await page.click('#start-langgraph');
+  const thread = await page.waitForFunction(() => document.querySelector('#langgraph [data-thread]')?.dataset.thread);
+  const id = await thread.jsonValue();
+  // Reload while the second turn's tool calls are at the services.
+  await page.waitForFunction((key) => (window.demo.worldLedger()[key]?.calls ?? 0) > 0, `${id}/book`, { timeout: 30_000 });
+  await page.reload();
+  await ready();
+  await page.waitForSelector(`#langgraph [data-thread="${id}"][data-status="done"]`, { timeout: 30_000 });
+  const { world, effects, checkpoints } = await page.evaluate(async (thread) => {
+    const { store, worldLedger, agents } = window.demo;
+    const effects = {};
+    for (const [capability, call] of [['weather.forecast', 'forecast'], ['bookings.reserve', 'book'], ['chat.post', 'tell']]) {
+      effects[call] = (await store.findEffect(capability, `${thread}/${call}`))?.status.type;
+    }
+    let checkpoints = 0;
+    for await (const _ of agents.saverList(thread)) checkpoints += 1;
+    return { world: worldLedger(), effects, checkpoints };
+  }, id);
+  assert.deepEqual(effects, { forecast: 'completed', book: 'completed', tell: 'completed' });
+  for (const call of ['forecast', 'book', 'tell']) assert.equal(world[`${id}/${call}`].performed, 1, call);
+  // The forecast completed before the reload: the resumed graph did not send it again.
+  assert.equal(world[`${id}/forecast`].calls, 1);
+  assert.ok(checkpoints >= 6, `${checkpoints} checkpoints`);
+  const card = await page.textContent(`#langgraph [data-thread="${id}"]`);
+  assert.match(card, /Saturday picnic booked for six/);
+  assert.match(card, /step \d+ · loop/);
+  // Its tool calls are in the effect ledger card beside the other workflows' effects.
+  assert.equal(await page.locator(`#effects [data-effect-key="${id}/book"][data-effect-status="completed"]`).count(), 1);
+  await page.screenshot({ path: path.join(artifacts, 'demo-langgraph.png'), fullPage: true });
+});
+
 test('no page errors', () => {
   assert.deepEqual(problems, []);
   if (busyRetries.length) console.log(`opening the store was retried after BUSY ${busyRetries.length} time(s)`);

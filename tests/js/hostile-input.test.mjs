@@ -2,6 +2,8 @@
 // JS exception thousands of times, values read once, and a time-bounded property test over
 // the JS boundary, each through the main-thread client and through runstore/core in an app's
 // own worker; afterwards the same store closes normally and reopens with nothing changed.
+// Through runstore/core also setters on Object.prototype and Array.prototype named like the
+// store's answers, and random opens.
 // RUNSTORE_FUZZ_MS lengthens the property test (scripts/fuzz-js.sh); RUNSTORE_FUZZ_SEED
 // replays one run.
 import { test } from 'node:test';
@@ -29,12 +31,13 @@ function check(report, label) {
   if (report.property.failures.length) {
     console.log(`[${label}] property failures:`, JSON.stringify(report.property.failures, null, 1));
   }
-  console.log(`[${label}] seed ${seed}: ${report.property.calls} random calls in ${ms} ms, ` +
-    `${report.repeated.wrong} wrong of the repeated exceptions`);
+  console.log(`[${label}] seed ${seed}: ${report.property.calls} random calls in ${ms} ms ` +
+    `(${report.property.trapped} with a prototype setter), ${report.repeated.wrong} wrong of the repeated exceptions`);
   for (const name of ['memvfs', 'memdb']) {
     assert.deepEqual(report.names[name], { code: 'INVALID_INPUT', field: 'name' }, name);
   }
   assert.deepEqual(report.table, [], JSON.stringify(report.table, null, 1).slice(0, 4000));
+  assert.deepEqual(report.attacks, [], JSON.stringify(report.attacks, null, 1).slice(0, 4000));
   assert.deepEqual(report.repeated, { wrong: 0, head: 1 });
   assert.deepEqual(report.readOnce.stored, { x: 1, s: 'ok' });
   assert.deepEqual([report.readOnce.reads, report.readOnce.textReads], [1, 1]);
@@ -46,6 +49,10 @@ function check(report, label) {
 test('through runstore/core in an app worker: hostile input is INVALID_INPUT and harms nothing', async () => {
   const report = await run('runHostileCore', 3000);
   check(report, 'core');
+  const opens = report.openProperty;
+  console.log(`[core] ${opens.calls} random opens in ${ms / 4} ms, ${opens.opened} of them opened`);
+  assert.deepEqual(opens.failures, [], `seed ${seed}: ${JSON.stringify(opens.failures, null, 1)}`);
+  assert.ok(opens.calls > 0 && opens.opened > 0);
   console.log(`[core] wasm memory grown by ${report.oversized.grownBytes} bytes refusing a 256 MiB id, 200 MiB of bytes, an array of 2^32-1`);
   assert.deepEqual(report.oversized.codes, ['INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT']);
   assert.ok(report.oversized.grownBytes < 2 ** 20, `${report.oversized.grownBytes} bytes`);

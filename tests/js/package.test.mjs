@@ -1,12 +1,46 @@
-// The npm package as an app uses it: the packed tarball installed into tests/app, built with
-// Vite, served on 127.0.0.1 and driven in headless Chromium. Run by scripts/test-js.sh, which
-// packs, installs and builds first.
+// The npm package as an app uses it: the packed tarball installed into tests/app. One suite,
+// two hosts: by default in headless Chromium (the app built with Vite, served on 127.0.0.1);
+// with RUNSTORE_HOST=node in this process, as code on a server or an app's unit tests import
+// it (tests/app/src/node.js), where the store runs in-process. The cases that need a browser
+// (OPFS, tabs, workers, crashes) are skipped in Node, saying why; a case's store that lives on
+// OPFS in a page lives on memory in Node. Run by scripts/test-js.sh, which packs, installs and
+// builds first, and runs the file once per host.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { useTestApp } from './browser.mjs';
 import { METHODS, PARAMETERS } from '../../js/methods.js';
 
-const app = useTestApp();
+const IN_NODE = process.env.RUNSTORE_HOST === 'node';
+if (!IN_NODE && process.env.RUNSTORE_HOST) throw new Error(`RUNSTORE_HOST is node or unset, not ${process.env.RUNSTORE_HOST}`);
+const app = IN_NODE ? null : useTestApp();
+
+/** Where a case's store lives when the case is not about OPFS: OPFS in a page, memory in Node. */
+const DURABLE = IN_NODE ? 'memory' : 'opfs';
+
+/** The options of a case that needs a browser: skipped in Node, saying what it needs. */
+const inBrowser = (needs) => ({ skip: IN_NODE && `needs a browser: ${needs}` });
+
+/**
+ * Runs `body(runstore, arg)` where the package runs and resolves to what it returns: in a fresh
+ * page of the test app (`runstore` is its `window.runstore`, src/main.js; `arg` and the result
+ * cross as JSON-like values), or in this process (src/node.js). `body` uses nothing else from
+ * its scope: in a page it runs from its source text.
+ */
+async function inHost(body, arg) {
+  if (IN_NODE) {
+    const { runstore } = await import('../app/src/node.js');
+    return body(runstore, arg);
+  }
+  const page = await openApp();
+  try {
+    return await page.evaluate(`(${body})(window.runstore, ${JSON.stringify(arg)})`);
+  } finally {
+    await page.close();
+  }
+}
 
 /**
  * RUNSTORE_THROUGH=follower (run by scripts/test-js.sh): every store a test opens without
@@ -14,7 +48,8 @@ const app = useTestApp();
  * worker; a memory store is opened on OPFS for it. The assertions stay the same.
  */
 const THROUGH_FOLLOWER = process.env.RUNSTORE_THROUGH === 'follower';
-let host = null;
+if (THROUGH_FOLLOWER && IN_NODE) throw new Error('RUNSTORE_THROUGH=follower needs a browser, not RUNSTORE_HOST=node');
+let hostTab = null;
 
 async function openApp() {
   const page = await app.browser.newPage();
@@ -28,14 +63,18 @@ async function openApp() {
 /** Makes `RunStore.open` in `page` (on every load) open the store as a follower of the host tab. */
 async function openThroughFollower(page) {
   await page.exposeFunction('leadInHostTab', async (name) => {
-    host ??= await app.browser.newPage().then(async (page) => {
+    hostTab ??= await app.browser.newPage().then(async (page) => {
       await page.goto(app.url);
       await page.waitForFunction(() => window.runstore !== undefined);
       return page;
     });
-    return host.evaluate(async (name) => {
+    return hostTab.evaluate(async (name) => {
       window.led ??= {};
-      window.led[name] ??= await window.runstore.RunStore.open(name, { persistence: 'opfs' });
+      try {
+        window.led[name] ??= await window.runstore.RunStore.open(name, { persistence: 'opfs' });
+      } catch {
+        return 'refused'; // a name the store refuses: the test's own open says so
+      }
       return window.led[name].isLeader;
     }, name);
   });
@@ -49,9 +88,17 @@ async function openThroughFollower(page) {
         const { RunStore } = value;
         const open = RunStore.open.bind(RunStore);
         RunStore.open = async (name, options) => {
-          if (!options || typeof options !== 'object' || options.exclusive) return open(name, options);
-          if (!(await window.leadInHostTab(String(name)))) throw new Error(`the host tab does not lead ${name}`);
-          const store = await open(name, { ...options, persistence: 'opfs' });
+          let shared;
+          try {
+            shared = options && typeof options === 'object' && !options.exclusive && { ...options, persistence: 'opfs' };
+          } catch {
+            shared = null; // options it cannot read: the client's own open says so
+          }
+          if (typeof name !== 'string' || !shared) return open(name, options);
+          const led = await window.leadInHostTab(name);
+          if (led === 'refused') return open(name, options);
+          if (!led) throw new Error(`the host tab does not lead ${name}`);
+          const store = await open(name, shared);
           if (store.isLeader) throw new Error(`${name} was opened as its leader, not as a follower`);
           return store;
         };
@@ -71,7 +118,7 @@ test('the client forwards exactly the methods the wasm class has', async () => {
   }
 });
 
-test('every area works on OPFS and reads back after a reload', async () => {
+test('every area works on OPFS and reads back after a reload', inBrowser('OPFS, a reload'), async () => {
   const page = await openApp();
   const written = await page.evaluate(async () => {
     const { RunStore } = window.runstore;
@@ -143,7 +190,7 @@ test('every area works on OPFS and reads back after a reload', async () => {
   await page.close();
 });
 
-test('runstore/core works in an app\'s own worker and throws RunStoreError', async () => {
+test('runstore/core works in an app\'s own worker and throws RunStoreError', inBrowser("an app's own worker, OPFS"), async () => {
   const page = await openApp();
   const report = await page.evaluate(() => window.runCoreWorker());
   assert.equal(report.failed, undefined, report.failed);
@@ -158,9 +205,7 @@ test('runstore/core works in an app\'s own worker and throws RunStoreError', asy
 });
 
 test('a sequence conflict is a RunStoreError with its code and both heads', async () => {
-  const page = await openApp();
-  const caught = await page.evaluate(async () => {
-    const { RunStore, RunStoreError } = window.runstore;
+  const caught = await inHost(async ({ RunStore, RunStoreError }) => {
     const store = await RunStore.open('conflict-test', { persistence: 'memory' });
     const event = { type: 'custom', name: 'tick', recordedAt: 1 };
     await store.append('wf', [event, event], 0);
@@ -189,14 +234,11 @@ test('a sequence conflict is a RunStoreError with its code and both heads', asyn
   assert.deepEqual([caught.expected, caught.actual, caught.workflowId], [1, 2, 'wf']);
   assert.match(caught.message, /expected head 1, found 2/);
   assert.equal(caught.head, 2);
-  await page.close();
 });
 
 test('payloads come back with their keys in the order written, through the package', async () => {
-  const page = await openApp();
-  const read = await page.evaluate(async () => {
-    const { RunStore } = window.runstore;
-    const store = await RunStore.open('key-order-test', { persistence: 'opfs' });
+  const read = await inHost(async ({ RunStore }, { persistence }) => {
+    const store = await RunStore.open('key-order-test', { persistence });
     // Not sorted, at every level; integer-like keys are listed first by JS whatever the order.
     const data = { zeta: 1, alpha: { y: [{ k: true, b: null }], c: 'x' }, Mid: 2.5, _: [], 1: 0 };
     const written = JSON.stringify(data);
@@ -212,19 +254,16 @@ test('payloads come back with their keys in the order written, through the packa
     };
     await store.close();
     return result;
-  });
+  }, { persistence: DURABLE });
   assert.equal(read.written, '{"1":0,"zeta":1,"alpha":{"y":[{"k":true,"b":null}],"c":"x"},"Mid":2.5,"_":[]}');
   assert.equal(read.event, read.written);
   assert.equal(read.checkpoint, read.written);
   assert.equal(read.runEvent, read.written);
-  await page.close();
 });
 
 test('a step commits across areas in one message, exactly once under its request id', async () => {
-  const page = await openApp();
-  const result = await page.evaluate(async () => {
-    const { RunStore, RunStoreError } = window.runstore;
-    const store = await RunStore.open('steps-test', { persistence: 'opfs' });
+  const result = await inHost(async ({ RunStore, RunStoreError }, { persistence }) => {
+    const store = await RunStore.open('steps-test', { persistence });
     const now = 1_700_000_000_000;
     const step = {
       requestId: 'wf-s/1',
@@ -259,7 +298,7 @@ test('a step commits across areas in one message, exactly once under its request
     const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).items.length };
     await store.close();
     return { first, again, recorded, neverSent, failure, unknown, after };
-  });
+  }, { persistence: DURABLE });
   assert.deepEqual(result.first, {
     outcomes: [{ op: 'append', head: 1 }, { op: 'scheduleTimer' }, { op: 'compareAndSwapCheckpoint', revision: 0 }],
     replayed: false,
@@ -273,13 +312,10 @@ test('a step commits across areas in one message, exactly once under its request
   assert.deepEqual(result.failure, { isError: true, code: 'CONFLICT', operation: 2, expected: 7, actual: 0 });
   assert.equal(result.unknown, 'INVALID_INPUT');
   assert.deepEqual(result.after, { head: 1, timers: 1 });
-  await page.close();
 });
 
 test('a stale claim token and a misfit lifecycle event are CONFLICTs with their fields', async () => {
-  const page = await openApp();
-  const report = await page.evaluate(async () => {
-    const { RunStore } = window.runstore;
+  const report = await inHost(async ({ RunStore }) => {
     const store = await RunStore.open('fencing-test', { persistence: 'memory' });
     const fields = (error) => ({ code: error.code, entity: error.entity, id: error.id, expected: error.expected, actual: error.actual, event: error.event, status: error.status, message: error.message });
     const caught = async (call) => {
@@ -320,13 +356,10 @@ test('a stale claim token and a misfit lifecycle event are CONFLICTs with their 
   );
   assert.match(report.lifecycle.message, /resumed does not apply to a run that is completed/);
   assert.deepEqual(report.active, []);
-  await page.close();
 });
 
 test('a write\'s change reaches subscribers with its answer; history pages read whole and in parts', async () => {
-  const page = await openApp();
-  const seen = await page.evaluate(async () => {
-    const { RunStore } = window.runstore;
+  const seen = await inHost(async ({ RunStore }) => {
     const store = await RunStore.open('answers-test', { persistence: 'memory' });
     const order = [];
     const changes = [];
@@ -382,25 +415,23 @@ test('a write\'s change reaches subscribers with its answer; history pages read 
   assert.equal(badId, 'INVALID_INPUT workflowId');
   assert.equal(badFrom, 'INVALID_INPUT fromSeq');
   assert.match(badLimit, /^INVALID_INPUT page/);
-  await page.close();
 });
 
-test('a plain-data write crosses as its step\'s JSON text and reads back as written', async () => {
-  const page = await openApp();
-  const result = await page.evaluate(async () => {
-    // What leaves the page for the store's worker (or, from a follower, for the leader's).
+test('a plain-data write crosses as its arguments\' JSON text and reads back as written', async () => {
+  const result = await inHost(async ({ RunStore }, { persistence, watch }) => {
+    // What leaves the page for the store's worker (or, from a follower, for the leader's). In
+    // Node the store runs in the process, and nothing leaves it.
     const sent = [];
-    for (const Target of [Worker, BroadcastChannel]) {
+    for (const Target of watch ? [Worker, BroadcastChannel] : []) {
       const post = Target.prototype.postMessage;
       Target.prototype.postMessage = function (message, ...rest) {
         for (const call of [message, ...(message?.batch ?? []), ...(message?.calls ?? [])]) {
-          if (call?.method) sent.push({ method: call.method, text: typeof call.step === 'string', args: Array.isArray(call.args) });
+          if (call?.method) sent.push({ method: call.method, text: typeof call.text === 'string', args: Array.isArray(call.args) });
         }
         return post.call(this, message, ...rest);
       };
     }
-    const { RunStore } = window.runstore;
-    const store = await RunStore.open('wire-text-test', { persistence: 'opfs' });
+    const store = await RunStore.open('wire-text-test', { persistence });
     // Through a follower, a call that rides on the request for the link goes as arguments (the
     // leader's worker has not said yet that it reads text): a read first sets the link up.
     await store.head('wf-wire');
@@ -418,13 +449,14 @@ test('a plain-data write crosses as its step\'s JSON text and reads back as writ
     const history = await store.readHistory('wf-wire');
     await store.close();
     return { head, sent, dateError, seqError, history };
-  });
-  const appends = result.sent.filter((call) => call.method === 'append');
-  assert.deepEqual(appends, [
-    { method: 'append', text: true, args: false },
-    { method: 'append', text: false, args: true },
-    { method: 'append', text: true, args: false },
-  ]);
+  }, { persistence: DURABLE, watch: !IN_NODE });
+  if (!IN_NODE) {
+    assert.deepEqual(result.sent.filter((call) => call.method === 'append'), [
+      { method: 'append', text: true, args: false },
+      { method: 'append', text: false, args: true },
+      { method: 'append', text: true, args: false },
+    ]);
+  }
   assert.equal(result.head, 2);
   assert.deepEqual(result.dateError, { code: 'INVALID_INPUT', field: 'events[0].data.at' });
   assert.deepEqual(result.seqError, { code: 'SEQUENCE_CONFLICT', expected: 99, actual: 2 });
@@ -433,10 +465,9 @@ test('a plain-data write crosses as its step\'s JSON text and reads back as writ
     { seq: 1, type: 'custom', name: 'plain', recordedAt: 7, data },
     { seq: 2, type: 'custom', name: 'second', recordedAt: 7, data },
   ]);
-  await page.close();
 });
 
-test('a follower whose leader does not say it reads text sends its writes as arguments', { skip: !THROUGH_FOLLOWER }, async () => {
+test('a follower whose leader does not say it reads text sends its writes as arguments', { skip: !THROUGH_FOLLOWER && 'runs through a follower tab only (RUNSTORE_THROUGH=follower)' }, async () => {
   const page = await openApp();
   const result = await page.evaluate(async () => {
     // The leader's link answer as a leader running an older package gives it: no `text`.
@@ -446,7 +477,7 @@ test('a follower whose leader does not say it reads text sends its writes as arg
       get() {
         const value = data.get.call(this);
         if (!value?.linked) return value;
-        const { text, ...older } = value;
+        const { protocol, ...older } = value;
         return older;
       },
     });
@@ -454,7 +485,7 @@ test('a follower whose leader does not say it reads text sends its writes as arg
     const post = BroadcastChannel.prototype.postMessage;
     BroadcastChannel.prototype.postMessage = function (message, ...rest) {
       for (const call of [message, ...(message?.batch ?? []), ...(message?.calls ?? [])]) {
-        if (call?.method === 'append') sent.push(typeof call.step === 'string' ? 'text' : 'arguments');
+        if (call?.method === 'append') sent.push(typeof call.text === 'string' ? 'text' : 'arguments');
       }
       return post.call(this, message, ...rest);
     };
@@ -471,11 +502,59 @@ test('a follower whose leader does not say it reads text sends its writes as arg
   await page.close();
 });
 
+test('a call is captured when it is made, and settles in a later task', async () => {
+  const got = await inHost(async ({ RunStore }, { persistence }) => {
+    const store = await RunStore.open('capture-test', { persistence });
+    const heard = [];
+    store.subscribe(null, (change) => heard.push(change.heads));
+    const data = { n: 1, list: [1] };
+    const events = [{ type: 'custom', name: 'first', recordedAt: 1, data }];
+    let settled = false;
+    const appended = store.append('wf', events, 0).then((head) => {
+      settled = true;
+      return head;
+    });
+    // A read made in the same task (it leaves with the append), then a write: each changed
+    // right after the call, none of it reaches the store.
+    const page = { limit: 1 };
+    const sameTask = store.readHistory('wf', page);
+    const checkpoint = { checkpointId: 'c', revision: 0, state: { step: 1 }, updatedAt: 1 };
+    const swapped = store.compareAndSwapCheckpoint(checkpoint, null);
+    events[0].name = 'changed';
+    data.n = 2;
+    data.list.push(2);
+    events.push({ type: 'custom', name: 'pushed', recordedAt: 2 });
+    page.limit = 0; // INVALID_INPUT, had it been read now
+    checkpoint.state.step = 99;
+    const atOnce = { settled, heard: heard.length };
+    await swapped;
+    // A read that is the first call of its task, changed after the call.
+    const laterPage = { limit: 1 };
+    const firstOfTask = store.readHistory('wf', laterPage);
+    laterPage.limit = 0;
+    const result = {
+      atOnce,
+      head: await appended,
+      sameTask: await sameTask,
+      firstOfTask: await firstOfTask,
+      state: (await store.loadCheckpoint('c')).state,
+      heard,
+    };
+    await store.close();
+    return result;
+  }, { persistence: DURABLE });
+  assert.deepEqual(got.atOnce, { settled: false, heard: 0 });
+  assert.equal(got.head, 1);
+  const written = [{ seq: 1, type: 'custom', name: 'first', recordedAt: 1, data: { n: 1, list: [1] } }];
+  assert.deepEqual(got.sameTask, { items: written, nextCursor: null });
+  assert.deepEqual(got.firstOfTask, { items: written, nextCursor: null });
+  assert.deepEqual(got.state, { step: 1 });
+  assert.deepEqual(got.heard, [{ wf: 1 }, {}]);
+});
+
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
-  const page = await openApp();
-  const results = await page.evaluate(async () => {
-    const { RunStore } = window.runstore;
-    const store = await RunStore.open('bad-input-test', { persistence: 'opfs' });
+  const results = await inHost(async ({ RunStore }, { persistence }) => {
+    const store = await RunStore.open('bad-input-test', { persistence });
     const ok = { type: 'custom', name: 'ok', recordedAt: 1 };
     await store.append('wf', [ok], 0);
     await store.insertOutbox([{ dispatchKey: 'k0', workflowId: 'wf', ordinal: 0, activityType: 'a', input: new Uint8Array(1), visibleAfter: 0 }]);
@@ -532,7 +611,7 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     };
     await store.close();
     return out;
-  });
+  }, { persistence: DURABLE });
   const { after: state, ...cases } = results;
   assert.equal(Object.keys(cases).length, 25);
   assert.equal(cases['an unknown field in an event'].field, 'events[0].dat');
@@ -556,10 +635,53 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     checkpoint: 'NOT_FOUND',
     ids: ['wf'],
   });
-  await page.close();
 });
 
-test('an exclusive store: a second tab gets BUSY at once, and the store after the first closes', async () => {
+test('the client accepts and refuses exactly what runstore/core does, naming the same fields', async () => {
+  const { core, client } = await inHost((runstore) => runstore.runParity('parity-test', { persistence: 'memory' }));
+  assert.equal(core.failed, undefined, core.failed);
+  assert.deepEqual(client, core.outcomes);
+  const outcomes = new Set(core.outcomes.map(([, outcome]) => outcome));
+  assert.ok(outcomes.has('resolved') && [...outcomes].some((o) => o.startsWith('INVALID_INPUT ')), [...outcomes].join(', '));
+  assert.ok(!core.outcomes.some(([, outcome]) => outcome.startsWith('plain')), 'every refusal is a RunStoreError');
+});
+
+test('open refuses what the store refuses: a name that is not a string, options it cannot read', async () => {
+  const got = await inHost(async ({ RunStore }) => {
+    const outcome = (promise) =>
+      promise.then(
+        async (store) => {
+          await store.close();
+          return 'opened';
+        },
+        (error) => `${error.name} ${error.code} ${error.field}`,
+      );
+    const throwing = Object.defineProperty({ persistence: 'opfs' }, 'durability', { enumerable: true, get: () => { throw new Error('getter'); } });
+    const result = {
+      names: [],
+      throwingOptions: await outcome(RunStore.open('open-checks', throwing)),
+      revokedOptions: await outcome(RunStore.open('open-checks', (() => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy; })())),
+      unknownOption: await outcome(RunStore.open('open-checks', { persistence: 'opfs', junk: 1 })),
+      badName: await outcome(RunStore.open('.hidden', { persistence: 'opfs' })),
+      symbolName: await outcome(RunStore.open(Symbol('s'), { persistence: 'opfs' })),
+    };
+    for (const name of [42, null, undefined, new String('boxed')]) result.names.push(await outcome(RunStore.open(name, { persistence: 'opfs' })));
+    // What OPFS holds now (Node has none).
+    const root = await globalThis.navigator?.storage?.getDirectory();
+    result.directories = [];
+    for await (const [entry] of root?.entries() ?? []) result.directories.push(entry);
+    return result;
+  });
+  assert.deepEqual(got.names, Array(4).fill('RunStoreError INVALID_INPUT name'));
+  assert.equal(got.throwingOptions, 'RunStoreError INVALID_INPUT options');
+  assert.equal(got.revokedOptions, 'RunStoreError INVALID_INPUT options');
+  assert.equal(got.unknownOption, 'RunStoreError INVALID_INPUT options.junk');
+  assert.equal(got.badName, 'RunStoreError INVALID_INPUT name');
+  assert.equal(got.symbolName, 'RunStoreError INVALID_INPUT name');
+  for (const name of ['42', 'null', 'undefined', 'boxed']) assert.ok(!got.directories.includes(name), `${name} in ${got.directories}`);
+});
+
+test('an exclusive store: a second tab gets BUSY at once, and the store after the first closes', inBrowser('tabs, OPFS'), async () => {
   const first = await openApp();
   const second = await openApp();
   await first.evaluate(async () => {
@@ -589,7 +711,7 @@ test('an exclusive store: a second tab gets BUSY at once, and the store after th
   await second.close();
 });
 
-test('the README quick start runs and prints what it says', async () => {
+test('the README quick start runs and prints what it says', inBrowser("OPFS (the quick start's store)"), async () => {
   const page = await openApp();
   const printed = [];
   page.on('console', (message) => {
@@ -602,6 +724,51 @@ test('the README quick start runs and prints what it says', async () => {
   assert.ok(expected.length >= 3);
   assert.deepEqual(printed, expected);
   await page.close();
+});
+
+/** The options of a case about Node itself: skipped in a browser. */
+const inNode = { skip: !IN_NODE && 'about Node: runs with RUNSTORE_HOST=node' };
+
+test('in Node: OPFS is OPFS_UNAVAILABLE, an open without options a store or a coded error', inNode, async () => {
+  const { runstore } = await import('../app/src/node.js');
+  const { RunStore, RunStoreError, ErrorCode, storageEstimate, requestPersistence } = runstore;
+  const outcome = (promise) => promise.then((value) => value, (error) => error);
+  for (const options of [{ persistence: 'opfs' }, { persistence: 'opfs', exclusive: true }]) {
+    const error = await outcome(RunStore.open('node-opfs', options));
+    assert.ok(error instanceof RunStoreError, `${JSON.stringify(options)}: ${error}`);
+    assert.equal(error.code, 'OPFS_UNAVAILABLE');
+  }
+  for (const call of [storageEstimate, requestPersistence]) {
+    const error = await outcome(call());
+    assert.ok(error instanceof RunStoreError && error.code === 'OPFS_UNAVAILABLE', `${call.name}: ${error}`);
+  }
+  // Whatever RunStore.open does without a medium, it is a working store or a coded error.
+  for (const options of [undefined, {}]) {
+    const opened = await outcome(RunStore.open('node-default', options));
+    if (opened instanceof Error) {
+      assert.ok(opened instanceof RunStoreError && opened.code in ErrorCode, `${JSON.stringify(options)}: ${opened}`);
+      continue;
+    }
+    assert.equal(await opened.append('wf', [{ type: 'custom', name: 'x', recordedAt: 1 }], 0), 1);
+    await opened.close();
+  }
+});
+
+test('in Node: a process that leaves its store open ends once its calls are answered', inNode, async () => {
+  // A fresh process, as a script or a server starts: no DOM, the package by its name.
+  const script = `
+    for (const name of ['window', 'document', 'Worker']) {
+      if (name in globalThis) throw new Error(name + ' exists: not Node as a server runs it');
+    }
+    const { RunStore } = await import('runstore');
+    const store = await RunStore.open('left-open', { persistence: 'memory' });
+    store.subscribe(null, (change) => console.log('changed', JSON.stringify(change.heads)));
+    store.append('wf', [{ type: 'custom', name: 'x', recordedAt: 1 }], 0).then((head) => console.log('answered', head));
+  `;
+  const appDir = fileURLToPath(new URL('../app/', import.meta.url));
+  // An open store that held the process would end this test by its timeout.
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: appDir, timeout: 60_000 });
+  assert.deepEqual(stdout.trim().split('\n'), ['changed {"wf":1}', 'answered 1']);
 });
 
 /** Opens a store, trying again while a closed tab's worker still holds the OPFS files. */
@@ -620,7 +787,7 @@ async function openRetrying(page, name) {
   }, name);
 }
 
-test('a tab closed mid-write keeps every acknowledged append, with no gap', async () => {
+test('a tab closed mid-write keeps every acknowledged append, with no gap', inBrowser('a tab closed mid-write, OPFS'), async () => {
   const page = await openApp();
   await openRetrying(page, 'crash-test');
   // Appends one event after another; each acknowledged head is noted synchronously.
@@ -653,7 +820,7 @@ test('a tab closed mid-write keeps every acknowledged append, with no gap', asyn
 
 if (THROUGH_FOLLOWER) {
   test('through a follower: the host tab led every shared store the tests opened', async () => {
-    const led = await host.evaluate(() => Object.entries(window.led).map(([name, store]) => [name, store.isLeader]));
+    const led = await hostTab.evaluate(() => Object.entries(window.led).map(([name, store]) => [name, store.isLeader]));
     const names = led.map(([name]) => name);
     for (const name of ['reload-test', 'conflict-test', 'steps-test', 'fencing-test', 'bad-input-test', 'crash-test']) {
       assert.ok(names.includes(name), `${name} was not led by the host tab: ${names}`);

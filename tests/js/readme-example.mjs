@@ -1,7 +1,12 @@
 // Turns the README's JavaScript quick start into a module of the test app, so the test runs
 // the example exactly as the README shows it. Each `console.log(...); // → text` line states
 // what the example prints; the expected lines are exported beside the function.
-import { readFileSync, writeFileSync } from 'node:fs';
+//
+// With `--files README SECTION DIR` it writes the files the README shows under `## SECTION`
+// instead: each ```js block whose first line is `// NAME.js: ...` becomes DIR/NAME.js, as
+// written (the Node section's vitest example, run by scripts/test-langgraph.sh).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export function extractReadmeExample(readmePath) {
   const readme = readFileSync(readmePath, 'utf8');
@@ -33,6 +38,26 @@ ${body}
   return expected;
 }
 
+/** Writes the files shown under `## <section>` into `outDir` (emptied first); returns their names. */
+export function writeReadmeFiles(readmePath, section, outDir) {
+  const readme = readFileSync(readmePath, 'utf8');
+  const start = readme.indexOf(`## ${section}\n`);
+  if (start < 0) throw new Error(`README has no "## ${section}"`);
+  const end = readme.indexOf('\n## ', start + 1);
+  const text = readme.slice(start, end < 0 ? undefined : end);
+  const files = [...text.matchAll(/```js\n\/\/ ([\w.-]+\.js): [^\n]*\n[\s\S]*?```/g)];
+  if (files.length === 0) throw new Error(`README has no files (\`// NAME.js: ...\` blocks) under "## ${section}"`);
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  for (const [block, name] of files) writeFileSync(join(outDir, name), block.slice('```js\n'.length, -'```'.length));
+  return files.map(([, name]) => name);
+}
+
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
-  writeReadmeModule(process.argv[2], process.argv[3]);
+  if (process.argv[2] === '--files') {
+    const [readme, section, outDir] = process.argv.slice(3);
+    console.log(`[readme] ${writeReadmeFiles(readme, section, outDir).join(', ')} from "## ${section}" into ${outDir}`);
+  } else {
+    writeReadmeModule(process.argv[2], process.argv[3]);
+  }
 }

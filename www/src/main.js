@@ -3,6 +3,7 @@
 
 import './style.css';
 import { Inspector } from './inspector.js';
+import { LangGraphAgents } from './langgraph.js';
 import { Runner } from './runner.js';
 import { STORE_NAME, deleteStore, openStore } from './store.js';
 import { SyncPanel, loadSyncConfig } from './sync.js';
@@ -73,12 +74,14 @@ async function main() {
   }
 
   let inspector;
+  const agents = new LangGraphAgents(store, document.getElementById('langgraph'));
   const runner = new Runner(store, { pageLoad, origin: profileId(), onChange: () => inspector?.refreshSoon() });
   inspector = new Inspector(document.getElementById('inspector'), store, runner);
   // Every tab's inspector follows every tab's commits; the leader's runner adopts workflows
   // that other tabs start.
   store.subscribe(null, (change) => {
     inspector.refreshSoon();
+    if (change.areas.includes('checkpoints')) agents.render().catch((error) => console.error(error));
     if (change.areas.includes('journal')) runner.adopt(change.workflowIds);
   });
   // With a sync server, the leader tab also syncs (live) and every tab shows how it goes.
@@ -90,6 +93,7 @@ async function main() {
     sync?.lead(isLeader);
     if (!isLeader) return runner.stop();
     await runner.start();
+    await agents.resume();
     showRecovery(runner.recovery, pageLoad);
   };
   store.onLeaderChange((isLeader) => lead(isLeader).catch((error) => console.error(error)));
@@ -106,8 +110,12 @@ async function main() {
       inspector.select(id);
     });
   }
+  const startAgent = document.getElementById('start-langgraph');
+  startAgent.disabled = false;
+  startAgent.addEventListener('click', () => agents.start());
+  agents.render().catch((error) => console.error(error));
   inspector.start();
-  window.demo = { store, runner, worldLedger }; // for the console: try `await demo.store.listActive()`
+  window.demo = { store, runner, agents, worldLedger }; // for the console: try `await demo.store.listActive()`
   document.body.dataset.store = 'ready';
 
   setUpTransfer(store, (error) =>

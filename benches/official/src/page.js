@@ -55,7 +55,13 @@ async function removeStore(name) {
   await reserve?.removeEntry(name).catch(() => {});
 }
 
-const SIDES = { core, official, client, exclusive: (request) => client(request, true) };
+const SIDES = {
+  core,
+  official: (request) => official({ ...request, schema: 'store' }),
+  plain: (request) => official({ ...request, schema: 'plain' }),
+  client,
+  exclusive: (request) => client(request, true),
+};
 
 const echo = new Worker(new URL('./echo-worker.js', import.meta.url), { type: 'module' });
 
@@ -80,7 +86,7 @@ window.bench = {
   postMessageRoundTrip,
   async measure(side, setup, workload, scale, name) {
     const result = await SIDES[side]({ setup, workload, scale, name });
-    if (side !== 'official' && setup !== 'memory') await removeStore(name);
+    if (side !== 'official' && side !== 'plain' && setup !== 'memory') await removeStore(name);
     return result;
   },
 };

@@ -1,7 +1,7 @@
 // The hostile-input suite through runstore/core in an app's own worker: the table, the same
 // exception thousands of times, values read once, the property test, then close and reopen.
 import { init, RunStoreCore } from 'runstore/core';
-import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
+import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, runOpenProperty, snapshot } from './hostile.js';
 
 async function refusedNames() {
   const out = {};
@@ -47,7 +47,10 @@ self.onmessage = async ({ data }) => {
     report.oversized = growthFromOversized(store, memory);
     report.repeated = await runRepeated(call, data.repeat);
     report.readOnce = await runReadOnce(call);
+    const open = (...args) => RunStoreCore.open(...args);
+    report.attacks = await runBuiltinAttacks(call, { client: false, open, name });
     report.property = await runProperty(call, { ...data, client: false });
+    report.openProperty = await runOpenProperty((...args) => RunStoreCore.open(...args), { ...data, ms: data.ms / 4, client: false });
     const before = await snapshot(call);
     await store.close();
     store.free();

@@ -75,6 +75,9 @@ function detached() {
 
 const LONG = 'x'.repeat(2_000_000);
 
+/** A string's UTF-8 as a Uint8Array: never taken for the string. */
+const utf8 = (text) => new TextEncoder().encode(text);
+
 /**
  * The table: [name, method, args, code, field]. `field` is the exact path the error must
  * name. Cases marked `coreOnly` need values postMessage cannot carry to the worker as they are
@@ -156,6 +159,49 @@ export const CASES = [
     'INVALID_INPUT', 'record.name'],
   // Copying from a detached array throws in JS; the import must refuse it before it copies.
   ['a detached array as a database file', 'importDatabase', () => [detached(), null], 'INVALID_INPUT', 'bytes'],
+  // 8. a Uint8Array where a string belongs, on every path
+  ['bytes as a workflow id', 'append', () => [utf8('wb'), [EVENT], 0], 'INVALID_INPUT', 'workflowId'],
+  ['bytes as an id to read', 'head', () => [utf8('wf')], 'INVALID_INPUT', 'workflowId'],
+  ['bytes as an event name', 'append', () => ['wf', [{ ...EVENT, name: utf8('tick') }], 1], 'INVALID_INPUT', 'events[0].name'],
+  ['bytes as an event type', 'append', () => ['wf', [{ ...EVENT, type: utf8('custom') }], 1], 'INVALID_INPUT', 'events[0].type'],
+  ['bytes as a record field', 'putPackage', () => [{ workflowType: utf8('order'), contentHash: HASH, archive: new Uint8Array(1), deployedAt: 0 }],
+    'INVALID_INPUT', 'record.workflowType'],
+  ['bytes as a claim scope', 'claimOutbox', () => [NOW, 10, { scope: { namespace: utf8('ns') } }], 'INVALID_INPUT', 'filter.scope.namespace'],
+  ['bytes as an excluded workflow', 'claimOutbox', () => [NOW, 10, { excludeWorkflows: [utf8('paused-wf')] }], 'INVALID_INPUT',
+    'filter.excludeWorkflows[0]'],
+  ['bytes as a namespace origin', 'registerNamespace', () => ['ns9', utf8('explicit'), NOW], 'INVALID_INPUT', 'origin'],
+  ['bytes as an artifact scope', 'putArtifact', () => [{ scope: utf8('scope'), mediaType: 'm', bytes: new Uint8Array(1) }, NOW],
+    'INVALID_INPUT', 'artifact.scope'],
+  ['bytes as a request id', 'requestOutcome', () => [utf8('req')], 'INVALID_INPUT', 'requestId'],
+  ['bytes as an id inside a step', 'commit', () => [{ operations: [{ op: 'scheduleTimer', workflowId: utf8('wf'), timerId: 't9', fireAt: NOW }] }],
+    'INVALID_INPUT', 'step.operations[0].workflowId'],
+  ['bytes as a step request id', 'commit', () => [{ requestId: utf8('req'), operations: [{ op: 'cancelTimer', workflowId: 'wf', timerId: 't' }] }],
+    'INVALID_INPUT', 'step.requestId'],
+  ['bytes as an operation name', 'commit', () => [{ operations: [{ op: utf8('cancelTimer'), workflowId: 'wf', timerId: 't' }] }],
+    'INVALID_INPUT', 'step.operations[0].op'],
+  ['bytes as a row key inside a step', 'commit', () => [{ operations: [{ op: 'insertOutbox', rows: [{ ...ROW, dispatchKey: utf8('k9') }] }] }],
+    'INVALID_INPUT', 'step.operations[0].rows[0].dispatchKey'],
+  // 9. inside a step, operations are read as objects, field by field, as methods read them
+  ['claim filter as an array inside a step', 'commit', () => [{ operations: [{ op: 'claimOutbox', now: NOW, limit: 10, filter: [] }] }],
+    'INVALID_INPUT', 'step.operations[0].filter'],
+  ['claim scope as an array', 'claimOutbox', () => [NOW, 10, { scope: ['ns'] }], 'INVALID_INPUT', 'filter.scope'],
+  ['checkpoint as an array inside a step', 'commit', () => [{ operations: [{ op: 'compareAndSwapCheckpoint',
+    checkpoint: ['cp9', 'run', 0, {}, NOW] }] }], 'INVALID_INPUT', 'step.operations[0].checkpoint'],
+  ['an operation as an array', 'commit', () => [{ operations: [['cancelTimer', 'wf', 't']] }], 'INVALID_INPUT', 'step.operations[0]'],
+  ['an operation without op', 'commit', () => [{ operations: [{ workflowId: 'wf', timerId: 't' }] }], 'INVALID_INPUT', 'step.operations[0].op'],
+  ['an unknown operation', 'commit', () => [{ operations: [{ op: 'dropEverything' }] }], 'INVALID_INPUT', 'step.operations[0].op'],
+  ['an unknown field in an operation', 'commit', () => [{ operations: [{ op: 'cancelTimer', workflowId: 'wf', timerId: 't', junk: 1 }] }],
+    'INVALID_INPUT', 'step.operations[0].junk'],
+  ['a wrong type deep in an operation', 'commit', () => [{ operations: [{ op: 'upsertVisibility',
+    record: { workflowId: 'wf', runId: 'run', workflowType: 'order', status: 'running', startTime: 'soon' } }] }],
+    'INVALID_INPUT', 'step.operations[0].record.startTime'],
+  // 10. a field named by its path inside the operation, and the same limits on every path
+  ['empty key in an outbox row inside a step', 'commit', () => [{ operations: [{ op: 'insertOutbox', rows: [{ ...ROW, dispatchKey: '' }] }] }],
+    'INVALID_INPUT', 'step.operations[0].rows[0].dispatchKey'],
+  ['empty checkpoint id inside a step', 'commit', () => [{ operations: [{ op: 'compareAndSwapCheckpoint',
+    checkpoint: { checkpointId: '', revision: 0, state: {}, updatedAt: 0 } }] }], 'INVALID_INPUT', 'step.operations[0].checkpoint.checkpointId'],
+  ['a 2,000-character workflow type in a query', 'queryWorkflows', () => [{ workflowType: 't'.repeat(2000) }], 'INVALID_INPUT', 'query.workflowType'],
+  ['an empty workflow type in a query', 'queryWorkflows', () => [{ workflowType: '' }], 'INVALID_INPUT', 'query.workflowType'],
 ];
 
 /** A function cannot cross postMessage: the client refuses it, naming the path. */
@@ -182,6 +228,111 @@ export async function runTable(call, { client }) {
     const after = await snapshot(call);
     if (after !== before) failures.push({ name, problem: 'the store changed', before, after });
   }
+  return failures;
+}
+
+/** How a call settled: `{ value }` or `{ code, field, name }` of what it threw. */
+async function settle(run) {
+  try {
+    return { value: await run() };
+  } catch (error) {
+    return { code: error?.code, field: error?.field, name: error?.name, message: String(error?.message).slice(0, 200) };
+  }
+}
+
+/** A copy of `bytes` whose own `keys` (its length, buffer and type tag) are getters that throw. */
+function withThrowingGetters(bytes, keys = ['length', 'byteLength', 'byteOffset', 'buffer', Symbol.toStringTag]) {
+  const copy = new Uint8Array(bytes);
+  for (const key of keys) {
+    Object.defineProperty(copy, key, { get() { throw new Error(`getter ${String(key)}`); } });
+  }
+  return copy;
+}
+
+/**
+ * Keys the store's answers and errors have: a setter of one of these names on
+ * `Object.prototype` (or an index on `Array.prototype`) that throws must change nothing, as
+ * must an argument whose getters throw where the store reads internal slots.
+ */
+const ANSWER_KEYS = ['head', 'items', 'nextCursor', 'outcomes', 'replayed', 'op', 'bytes', 'code', 'field', 'name', 'schemaVersion'];
+
+/** Runs `run` with throwing setters (and getters answering undefined) for `keys` on `target`. */
+async function withTraps(target, keys, run) {
+  const saved = keys.map((key) => [key, Object.getOwnPropertyDescriptor(target, key)]);
+  for (const key of keys) {
+    Object.defineProperty(target, key, {
+      configurable: true,
+      get() { return undefined; },
+      set() { throw new Error(`setter ${key}`); },
+    });
+  }
+  try {
+    return await run();
+  } finally {
+    for (const [key, descriptor] of saved) {
+      if (descriptor) Object.defineProperty(target, key, descriptor);
+      else delete target[key];
+    }
+  }
+}
+
+/**
+ * What a caller passes or does to JS built-ins never leaves the store unusable: an export
+ * whose getters throw imports as the bytes it holds, and with setters on Object.prototype and
+ * Array.prototype every answer and error is whole (checked with them removed). Prototype
+ * setters only through runstore/core: the page's client is the page's own code. Returns the
+ * failures.
+ */
+export async function runBuiltinAttacks(call, { client, open, name }) {
+  const failures = [];
+  const expect = (name, ok, outcome) => {
+    if (!ok) failures.push({ name, outcome });
+  };
+  const exported = await call('exportDatabase', []);
+  for (const keys of [['length'], undefined]) {
+    const imported = await settle(() => call('importDatabase', [withThrowingGetters(exported, keys), null]));
+    expect(`import of an export whose ${keys ? 'length' : 'getters'} throw`, imported.value?.schemaVersion >= 1, imported);
+  }
+  const artifact = await settle(() => call('putArtifact', [{ scope: 'scope', mediaType: 'm', bytes: withThrowingGetters(utf8('getters')) }, NOW]));
+  expect('an artifact whose getters throw', typeof artifact.value?.artifactId === 'string', artifact);
+  const afterImport = await settle(() => call('head', ['wf']));
+  expect('a call after them', afterImport.value === 1, afterImport);
+  if (client) return failures;
+
+  const head = await call('head', ['trapped']);
+  const answers = await withTraps(Object.prototype, ANSWER_KEYS, () => withTraps(Array.prototype, ['0', '1'], async () => ({
+    step: await settle(() => call('commit', [{ operations: [{ op: 'append', workflowId: 'trapped', expectedSeq: head, events: [EVENT] }] }])),
+    page: await settle(() => call('listWorkflowIds', [{ limit: 2 }])),
+    history: await settle(() => call('readHistory', ['trapped'])),
+    artifact: await settle(() => call('getArtifact', ['scope', artifact.value.artifactId])),
+    refused: await settle(() => call('head', [''])),
+    imported: await settle(() => call('importDatabase', [exported, null])),
+  })));
+  expect('a step with setters named as its answer', answers.step.value?.outcomes?.[0]?.head === head + 1
+    && answers.step.value.replayed === false && answers.step.value.outcomes[0].op === 'append'
+    && Object.hasOwn(answers.step.value, 'outcomes'), answers.step);
+  expect('a page with setters on its keys and items', answers.page.value?.items?.length === 2
+    && typeof answers.page.value.items[0] === 'string' && Object.hasOwn(answers.page.value, 'nextCursor'), answers.page);
+  expect('a history with setters on its keys', answers.history.value?.items?.length === head + 1, answers.history);
+  expect('bytes with setters on their key', answers.artifact.value?.bytes instanceof Uint8Array
+    && answers.artifact.value.bytes.length === 7, answers.artifact);
+  expect('an error with setters named as its fields', answers.refused.code === 'INVALID_INPUT' && answers.refused.field === 'workflowId'
+    && answers.refused.name === 'RunStoreError', answers.refused);
+  expect('an import with setters named as its answer', answers.imported.value?.schemaVersion >= 1, answers.imported);
+  // A second open of the store's name is refused at once, also when a setter takes the
+  // option that says not to wait for the store's lock.
+  const swallowed = Object.getOwnPropertyDescriptor(Object.prototype, 'ifAvailable');
+  Object.defineProperty(Object.prototype, 'ifAvailable', { configurable: true, set() {}, get() { return undefined; } });
+  const opening = Date.now();
+  const second = await settle(() => open(name, { persistence: 'opfs' })).finally(() => {
+    if (swallowed) Object.defineProperty(Object.prototype, 'ifAvailable', swallowed);
+    else delete Object.prototype.ifAvailable;
+  });
+  const waited = Date.now() - opening;
+  await second.value?.close();
+  expect('a second open with a setter on its lock option', second.code === 'BUSY' && waited < 2000, { ...second, waited });
+  const afterTraps = await settle(() => call('head', ['trapped']));
+  expect('a call after them', afterTraps.value === head + 1 || afterTraps.value === 0, afterTraps);
   return failures;
 }
 
@@ -239,7 +390,7 @@ export function random(seed) {
 }
 
 /** Valid arguments per method, the shapes the mutations start from. */
-function validArgs(r) {
+function validArgs(r, exported) {
   const id = () => r.pick(['wf', 'paused-wf', 'x', `id-${r.int(5)}`]);
   return {
     append: ['wf2', [EVENT], 0],
@@ -275,10 +426,21 @@ function validArgs(r) {
     getArtifact: ['scope', 'none'], listArtifacts: ['scope'], deleteArtifact: ['scope', 'none'], purgeExpiredArtifacts: [0],
     loadConversation: ['conv'],
     saveConversation: [{ conversationId: 'conv2', revision: 0, formatVersion: 1, state: new Uint8Array(1), updatedAt: NOW }, null],
-    commit: [{ requestId: `req-${r.int(9)}`, operations: [{ op: 'scheduleTimer', workflowId: 'wf', timerId: 't3', fireAt: NOW }] }],
+    commit: [r.pick([
+      { requestId: `req-${r.int(9)}`, operations: [{ op: 'scheduleTimer', workflowId: 'wf', timerId: 't3', fireAt: NOW }] },
+      { operations: [{ op: 'insertOutbox', rows: [{ ...ROW, dispatchKey: `k-${r.int(9)}` }] }] },
+      { operations: [{ op: 'claimOutbox', now: NOW, limit: 1, filter: { excludeWorkflows: ['paused-wf'], scope: { namespace: 'ns' } } }] },
+      { requestId: `req-cp-${r.int(9)}`, operations: [{ op: 'compareAndSwapCheckpoint',
+        checkpoint: { checkpointId: 'cp4', runId: 'run', revision: 0, state: { n: 1 }, updatedAt: NOW }, expectedRevision: null }] },
+      { operations: [
+        { op: 'append', workflowId: `wf-${r.int(9)}`, expectedSeq: 0, events: [{ ...EVENT, type: 'started', workflowType: 'order', runId: 'r', name: undefined }] },
+        { op: 'putArtifact', artifact: { scope: 'scope', mediaType: 'text/plain', bytes: new Uint8Array(2) }, now: NOW },
+        { op: 'registerNamespace', name: `ns-${r.int(9)}`, origin: 'start', now: NOW },
+      ] },
+    ])],
     requestOutcome: [`req-${r.int(9)}`], purgeWorkflows: [NOW, 10], storageStats: [], vacuum: [],
-    // Never a runstore database: every import here is refused, and must change nothing.
-    exportDatabase: [], importDatabase: [new Uint8Array(512), null],
+    // Never a runstore database, or the store as it was seeded (which brings it back to that).
+    exportDatabase: [], importDatabase: [r.next() < 0.5 ? new Uint8Array(512) : exported, null],
   };
 }
 
@@ -290,6 +452,8 @@ function randomValue(r, depth, client) {
     () => '\uD800', () => 'a\u0000b', () => HASH, () => 'wf', () => new Uint8Array(r.int(4)),
     () => new Float32Array(2), () => new Date(0), () => new Map([['a', 1]]), () => /re/,
     () => detached(), () => 10n, () => new ArrayBuffer(2), () => new DataView(new ArrayBuffer(2)),
+    // A string's bytes where the string belongs, and bytes whose own getters throw.
+    () => utf8(r.pick(['wf', 'k-wf', 'ns', 'order', 'scope', HASH])), () => withThrowingGetters(utf8('wf')),
   ];
   const exotic = [() => revoked(), () => throwingTraps, () => throwingGetter('k'), () => Symbol('s'), () => () => 1,
     () => Object.create({ inherited: 1 }), () => Object.create(null), () => new Proxy({ a: 1 }, {}),
@@ -347,17 +511,25 @@ export async function runProperty(call, { seed, ms, client, parameters }) {
   const methods = Object.keys(parameters);
   const failures = [];
   let calls = 0;
+  let trapped = 0;
+  const exported = await call('exportDatabase', []);
   const started = Date.now();
   while (Date.now() - started < ms && failures.length < 20) {
     const method = r.pick(methods);
-    const valid = validArgs(r)[method];
+    const valid = validArgs(r, exported)[method];
     const { args, index } = r.next() < 0.1
       ? { args: valid.map(() => randomValue(r, 0, client)), index: -1 }
       : mutate(r, valid, client);
     const before = await snapshot(call);
     calls++;
+    // Through runstore/core, now and then with setters named like the store's answers on
+    // the prototypes its answers and errors are made from.
+    const traps = !client && r.next() < 0.1
+      ? [r.pick([Object.prototype, Array.prototype]), [r.pick([...ANSWER_KEYS, '0', 'message', 'entity', 'revision'])]]
+      : null;
+    if (traps) trapped++;
     try {
-      await call(method, args);
+      await (traps ? withTraps(...traps, () => call(method, args)) : call(method, args));
     } catch (error) {
       const names = parameters[method];
       const field = String(error?.field);
@@ -373,5 +545,38 @@ export async function runProperty(call, { seed, ms, client, parameters }) {
       if (problem) failures.push({ method, index, problem, code: error?.code, message: String(error?.message).slice(0, 300) });
     }
   }
-  return { calls, failures };
+  return { calls, trapped, failures };
+}
+
+const OPEN_CODES = new Set(['INVALID_INPUT', 'BUSY', 'STORAGE_FULL']);
+
+/**
+ * `open(name, options)` with random names and options until `ms` have passed: each open
+ * resolves (and the store then closes) or fails with a RunStoreError of an expected code whose
+ * INVALID_INPUT field names the name or the options. Returns the counts and the failures.
+ */
+export async function runOpenProperty(open, { seed, ms, client }) {
+  const r = random(seed ^ 0x0fe4);
+  const failures = [];
+  let calls = 0;
+  let opened = 0;
+  const started = Date.now();
+  while (Date.now() - started < ms && failures.length < 20) {
+    const valid = [r.pick(['fuzz-open-a', 'fuzz-open-b']), { persistence: r.pick(['memory', 'opfs']), durability: r.pick(['full', 'relaxed']) }];
+    const { args } = r.next() < 0.2 ? { args: valid.map(() => randomValue(r, 0, client)) } : mutate(r, valid, client);
+    calls++;
+    try {
+      const store = await open(...args);
+      opened++;
+      await store.close();
+    } catch (error) {
+      const field = String(error?.field);
+      const problem = error?.name !== 'RunStoreError' ? `not a RunStoreError: ${error}`
+        : !OPEN_CODES.has(error.code) ? `code ${error.code}`
+        : error.code === 'INVALID_INPUT' && !/^(name|options)([.[]|$)/.test(field) ? `field ${field}`
+        : null;
+      if (problem) failures.push({ problem, code: error?.code, message: String(error?.message).slice(0, 300) });
+    }
+  }
+  return { calls, opened, failures };
 }

@@ -3,10 +3,29 @@
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { runCrashCycles } from './crash-cycles.js';
-import { runTable, runRepeated, runReadOnce, runProperty, snapshot } from './hostile.js';
+import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
+import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 
-window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput };
+/**
+ * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
+ * main-thread client on `options`; resolves to both lists of outcomes.
+ */
+async function runParity(name, options) {
+  const core = await new Promise((resolve) => {
+    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage({ name });
+  });
+  return { core, client: await runOnClient(RunStore, name, options) };
+}
+
+// What tests/js/package.test.mjs hands its cases in a page (src/node.js in Node).
+window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, runParity };
 
 /** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
 window.runCoreWorker = () =>
@@ -52,6 +71,7 @@ window.runHostileClient = async (options) => {
   report.table = await runTable(call, { client: true });
   report.repeated = await runRepeated(call, options.repeat);
   report.readOnce = await runReadOnce(call);
+  report.attacks = await runBuiltinAttacks(call, { client: true });
   report.property = await runProperty(call, { ...options, client: true });
   const before = await snapshot(call);
   await store.close();

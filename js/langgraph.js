@@ -1,0 +1,554 @@
+// runstore/langgraph: a LangGraph.js checkpoint saver on a runstore store, and a ledger helper
+// that runs a tool call once per idempotency key. It works on a `RunStore` (the main-thread
+// client) and on a `RunStoreCore` (runstore/core, whose methods are synchronous: awaiting them
+// is the same), through the store's public methods only.
+//
+// Layout, all in the store's checkpoints area (ids and run ids under `prefix`, default
+// `langgraph`; `K(...)` below is `prefix:kind:` + the JSON of the parts):
+// - a thread record per thread, K('thread', [thread]), in the run `prefix:threads`: the
+//   thread's generation and the latest checkpoint id of each namespace;
+// - a record per checkpoint, K('checkpoint', [thread, generation, ns, id]), in the run
+//   K('checkpoints', [thread, generation]): the checkpoint without its channel values, its
+//   metadata and its parent's id;
+// - a record per channel value, K('blob', [thread, generation, ns, channel, version]), in the
+//   run K('blobs', [thread, generation]): a value is stored once per version, when a put names
+//   its channel in `newVersions`, and read back for every checkpoint at that version;
+// - a record per checkpoint and task for pending writes, K('writes', [thread, generation, ns,
+//   id, task]), in the run K('pending', [thread, generation, ns, id]).
+// A put is one step (the checkpoint, its new channel values and the thread record move
+// together), a putWrites one step, and deleteThread starts with one step that moves the thread
+// to a new generation, so a crash never leaves half a checkpoint or half a deletion visible.
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  copyCheckpoint,
+  maxChannelVersion,
+  writesSortKey,
+} from '@langchain/langgraph-checkpoint';
+import { RunStoreError } from './errors.js';
+
+/** Most operations one sweep step of deleteThread holds (a step may hold 1000). */
+const SWEEP_BATCH = 500;
+/** Most rounds a write makes after conflicts with other writers before it gives up. */
+const MAX_ATTEMPTS = 64;
+
+export class RunStoreSaver extends BaseCheckpointSaver {
+  #store;
+  #prefix;
+  /** Thread id -> { revision, state } of its thread record as this saver last wrote or read it. */
+  #threads = new Map();
+
+  /**
+   * @param {object} store a RunStore or a RunStoreCore
+   * @param {{ prefix?: string, serde?: object }} [options]
+   */
+  constructor(store, options = {}) {
+    super(options.serde);
+    if (!store || typeof store.commit !== 'function' || typeof store.loadCheckpoint !== 'function') {
+      throw new RunStoreError('INVALID_INPUT', 'RunStoreSaver needs a RunStore or a RunStoreCore', { field: 'store' });
+    }
+    const prefix = options.prefix ?? 'langgraph';
+    if (typeof prefix !== 'string' || prefix === '' || prefix.includes(':')) {
+      throw new RunStoreError('INVALID_INPUT', 'prefix must be a non-empty string without ":"', { field: 'options.prefix' });
+    }
+    this.#store = store;
+    this.#prefix = prefix;
+  }
+
+  /** The store this saver writes to. */
+  get store() {
+    return this.#store;
+  }
+
+  #key(kind, parts) {
+    return `${this.#prefix}:${kind}:${JSON.stringify(parts)}`;
+  }
+
+  get #threadsRun() {
+    return `${this.#prefix}:threads`;
+  }
+
+  // ----- reads -----
+
+  async getTuple(config) {
+    const threadId = optionalThreadId(config);
+    if (threadId === undefined) return undefined;
+    const ns = namespaceOf(config);
+    const thread = await this.#loadThread(threadId);
+    if (!thread) return undefined;
+    const checkpointId = config.configurable?.checkpoint_id ?? thread.state.latest[ns];
+    if (checkpointId === undefined) return undefined;
+    const record = await this.#load(this.#key('checkpoint', [threadId, thread.state.generation, ns, String(checkpointId)]));
+    if (!record || record.state === null) return undefined;
+    return this.#tuple(threadId, thread.state.generation, record.state);
+  }
+
+  async *list(config, options = {}) {
+    const { before, filter } = options;
+    let { limit } = options;
+    const threadId = optionalThreadId(config);
+    const ns = config?.configurable?.checkpoint_ns;
+    const only = config?.configurable?.checkpoint_id;
+    const beforeId = before?.configurable?.checkpoint_id;
+    const threads = threadId === undefined ? this.#allThreads() : this.#oneThread(threadId);
+    for await (const state of threads) {
+      const thread = state.threadId;
+      const records = [];
+      for await (const record of this.#pages(this.#key('checkpoints', [thread, state.generation]))) {
+        const entry = record.state;
+        if (entry === null) continue;
+        if (ns !== undefined && entry.ns !== ns) continue;
+        if (only !== undefined && entry.checkpointId !== only) continue;
+        if (beforeId !== undefined && !(entry.checkpointId < beforeId)) continue;
+        records.push(entry);
+      }
+      records.sort((a, b) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0));
+      for (const entry of records) {
+        if (limit !== undefined && limit <= 0) return;
+        if (filter && !matches(await this.#decode(entry.metadata), filter)) continue;
+        if (limit !== undefined) limit -= 1;
+        yield await this.#tuple(thread, state.generation, entry);
+      }
+    }
+  }
+
+  /** The tuple of a stored checkpoint entry: values from their versions, writes in order. */
+  async #tuple(threadId, generation, entry) {
+    const { ns, checkpointId, parentId } = entry;
+    const [checkpoint, metadata, pendingWrites] = await Promise.all([
+      this.#decode(entry.checkpoint),
+      this.#decode(entry.metadata),
+      this.#pendingWrites(threadId, generation, ns, checkpointId),
+    ]);
+    checkpoint.channel_values = await this.#channelValues(threadId, generation, ns, checkpoint.channel_versions ?? {});
+    if (checkpoint.v < 4 && parentId !== null) {
+      await this.#migratePendingSends(checkpoint, threadId, generation, ns, parentId);
+    }
+    const tuple = {
+      config: { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } },
+      checkpoint,
+      metadata,
+      pendingWrites: pendingWrites.map(([taskId, channel, value]) => [taskId, channel, value]),
+    };
+    if (parentId !== null) {
+      tuple.parentConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: parentId } };
+    }
+    return tuple;
+  }
+
+  /** Each channel's value at its version, read together (one message to a RunStore's worker). */
+  async #channelValues(threadId, generation, ns, versions) {
+    const channels = Object.keys(versions);
+    const blobs = await Promise.all(
+      channels.map((channel) => this.#load(this.#key('blob', [threadId, generation, ns, channel, String(versions[channel])]))),
+    );
+    const values = {};
+    await Promise.all(
+      blobs.map(async (blob, i) => {
+        if (blob && blob.state !== null && blob.state.t !== 'empty') values[channels[i]] = await this.#decode(blob.state);
+      }),
+    );
+    return values;
+  }
+
+  /** A checkpoint's writes as [taskId, channel, value], in LangGraph's (task path, task id, index) order. */
+  async #pendingWrites(threadId, generation, ns, checkpointId) {
+    const rows = [];
+    for await (const record of this.#pages(this.#key('pending', [threadId, generation, ns, checkpointId]))) {
+      if (record.state === null) continue;
+      const { taskId, taskPath, writes } = record.state;
+      for (const write of writes) rows.push({ key: writesSortKey(taskPath, taskId, write.idx), taskId, write });
+    }
+    rows.sort((a, b) => compareWritesSortKeys(a.key, b.key));
+    return Promise.all(rows.map(async ({ taskId, write }) => [taskId, write.channel, await this.#decode(write.value)]));
+  }
+
+  /** Checkpoints older than format 4 kept pending sends in their parent's writes (as LangGraph's own savers migrate them). */
+  async #migratePendingSends(checkpoint, threadId, generation, ns, parentId) {
+    const parentWrites = await this.#pendingWrites(threadId, generation, ns, parentId);
+    checkpoint.channel_values[TASKS] = parentWrites.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+
+  // ----- writes -----
+
+  async put(config, checkpoint, metadata, newVersions) {
+    const threadId = requiredThreadId(config, 'put');
+    const ns = namespaceOf(config);
+    const checkpointId = checkpoint?.id;
+    if (typeof checkpointId !== 'string' || checkpointId === '') {
+      throw new RunStoreError('INVALID_INPUT', 'the checkpoint has no id', { field: 'checkpoint.id' });
+    }
+    const { channel_values: channelValues = {}, ...rest } = copyCheckpoint(checkpoint);
+    const [storedCheckpoint, storedMetadata] = await Promise.all([this.#encode(rest), this.#encode(metadata)]);
+    const blobs = await Promise.all(
+      Object.entries(newVersions ?? {}).map(async ([channel, version]) => ({
+        channel,
+        version: String(version),
+        value: channel in channelValues ? await this.#encode(channelValues[channel]) : { t: 'empty' },
+      })),
+    );
+    const entry = {
+      threadId,
+      ns,
+      checkpointId,
+      parentId: config.configurable.checkpoint_id ?? null,
+      checkpoint: storedCheckpoint,
+      metadata: storedMetadata,
+    };
+    const present = new Set();
+    let replaceRevision = null;
+    await this.#writeThread(threadId, (state, now) => {
+      const { generation } = state;
+      const operations = [
+        this.#create(this.#key('checkpoint', [threadId, generation, ns, checkpointId]), this.#key('checkpoints', [threadId, generation]), entry, now, replaceRevision),
+      ];
+      for (const blob of blobs) {
+        const id = this.#key('blob', [threadId, generation, ns, blob.channel, blob.version]);
+        // A version names one value: a blob stored before at this version is kept.
+        if (!present.has(id)) operations.push(this.#create(id, this.#key('blobs', [threadId, generation]), blob.value, now, null));
+      }
+      const latest = state.latest[ns];
+      const next = latest === undefined || latest < checkpointId ? { ...state, latest: { ...state.latest, [ns]: checkpointId } } : state;
+      return { operations, next };
+    }, (error, operation) => {
+      if (operation === 0) {
+        // The checkpoint was stored before under this id: a put replaces it.
+        replaceRevision = error.actual;
+      } else {
+        present.add(error.id);
+      }
+    });
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } };
+  }
+
+  async putWrites(config, writes, taskId, taskPath = '') {
+    const threadId = requiredThreadId(config, 'putWrites');
+    const ns = namespaceOf(config);
+    const checkpointId = config.configurable.checkpoint_id;
+    if (checkpointId === undefined || checkpointId === null || checkpointId === '') {
+      throw new RunStoreError('INVALID_INPUT', 'putWrites needs config.configurable.checkpoint_id', { field: 'config.configurable.checkpoint_id' });
+    }
+    if (typeof taskId !== 'string' || taskId === '') {
+      throw new RunStoreError('INVALID_INPUT', 'taskId must be a non-empty string', { field: 'taskId' });
+    }
+    const incoming = await Promise.all(
+      writes.map(async ([channel, value], idx) => ({ idx: WRITES_IDX_MAP[channel] ?? idx, channel, value: await this.#encode(value) })),
+    );
+    const thread = (await this.#cachedThread(threadId)) ?? { state: newThreadState(threadId) };
+    const { generation } = thread.state;
+    const id = this.#key('writes', [threadId, generation, ns, String(checkpointId), taskId]);
+    const run = this.#key('pending', [threadId, generation, ns, String(checkpointId)]);
+    let stored = null;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const state = { taskId, taskPath, writes: mergeWrites(stored?.state?.writes ?? [], incoming) };
+      try {
+        await this.#store.commit({ operations: [this.#create(id, run, state, Date.now(), stored?.revision ?? null)] });
+        return;
+      } catch (error) {
+        if (error?.code !== 'CONFLICT') throw error;
+        stored = await this.#load(id);
+      }
+    }
+    throw tooManyConflicts(id);
+  }
+
+  async deleteThread(threadId) {
+    threadId = threadIdOf(threadId, 'threadId');
+    // One step moves the thread to a new generation: from then on nothing of the old one is
+    // visible. Then each old generation's records are emptied, in steps of SWEEP_BATCH.
+    const state = await this.#writeThread(threadId, (current) => ({
+      operations: [],
+      next: {
+        ...current,
+        generation: current.generation + 1,
+        latest: {},
+        sweep: [...current.sweep, current.generation],
+      },
+    }));
+    for (const generation of state.sweep) await this.#sweep(threadId, generation);
+    await this.#writeThread(threadId, (current) => ({
+      operations: [],
+      next: { ...current, sweep: current.sweep.filter((g) => !state.sweep.includes(g)) },
+    }));
+  }
+
+  /**
+   * Empties every record of one old generation of a thread: its state becomes null and it
+   * leaves its run (the store's checkpoints area keeps a record's id once written), so what
+   * the thread held is gone. Safe to run again after a crash: emptied records are in no run.
+   */
+  async #sweep(threadId, generation) {
+    const runs = [this.#key('checkpoints', [threadId, generation]), this.#key('blobs', [threadId, generation])];
+    for (const entry of await this.#all(runs[0])) {
+      if (entry.state !== null) runs.push(this.#key('pending', [threadId, generation, entry.state.ns, entry.state.checkpointId]));
+    }
+    // The checkpoints' run last: a crash before it leaves the runs of their writes findable.
+    runs.push(runs.shift());
+    for (const run of runs) {
+      for (;;) {
+        const page = await this.#store.listRunCheckpoints(run, { limit: SWEEP_BATCH });
+        if (page.items.length === 0) break;
+        const now = Date.now();
+        const operations = page.items.map((record) => ({
+          op: 'compareAndSwapCheckpoint',
+          checkpoint: { checkpointId: record.checkpointId, runId: null, revision: record.revision + 1, state: null, updatedAt: now },
+          expectedRevision: record.revision,
+        }));
+        try {
+          await this.#store.commit({ operations });
+        } catch (error) {
+          // Another writer changed one of them: list again and empty what is there now.
+          if (error?.code !== 'CONFLICT') throw error;
+        }
+      }
+    }
+  }
+
+  // ----- the thread record -----
+
+  /**
+   * Commits `build(state, now)`'s operations together with the thread record's new state, one
+   * step. On a conflict from another writer it reads the thread record again (operation 0 of
+   * the step is the thread record) or lets `onConflict(error, index)` adjust the other
+   * operations, and tries again. Resolves to the thread record's new state.
+   */
+  async #writeThread(threadId, build, onConflict = () => {}) {
+    let thread = await this.#cachedThread(threadId);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const state = thread?.state ?? newThreadState(threadId);
+      const now = Date.now();
+      const { operations, next } = build(state, now);
+      const threadOperation = this.#create(this.#key('thread', [threadId]), this.#threadsRun, next, now, thread?.revision ?? null);
+      try {
+        await this.#store.commit({ operations: [threadOperation, ...operations] });
+        this.#threads.set(threadId, { revision: thread ? thread.revision + 1 : 0, state: next });
+        return next;
+      } catch (error) {
+        if (error?.code !== 'CONFLICT' || typeof error.operation !== 'number') throw error;
+        if (error.operation === 0) {
+          thread = await this.#loadThread(threadId);
+        } else {
+          onConflict(error, error.operation - 1);
+        }
+      }
+    }
+    throw tooManyConflicts(this.#key('thread', [threadId]));
+  }
+
+  async #cachedThread(threadId) {
+    return this.#threads.get(threadId) ?? this.#loadThread(threadId);
+  }
+
+  /** The thread record as stored now (and cached), or null. */
+  async #loadThread(threadId) {
+    const record = await this.#load(this.#key('thread', [threadId]));
+    if (!record) {
+      this.#threads.delete(threadId);
+      return null;
+    }
+    const thread = { revision: record.revision, state: record.state };
+    this.#threads.set(threadId, thread);
+    return thread;
+  }
+
+  async *#oneThread(threadId) {
+    const thread = await this.#loadThread(threadId);
+    if (thread) yield thread.state;
+  }
+
+  async *#allThreads() {
+    for await (const record of this.#pages(this.#threadsRun)) yield record.state;
+  }
+
+  // ----- store helpers -----
+
+  /** The compare-and-swap operation that writes record `id` (a create when `revision` is null). */
+  #create(id, runId, state, now, revision) {
+    return {
+      op: 'compareAndSwapCheckpoint',
+      checkpoint: { checkpointId: id, runId, revision: revision === null ? 0 : revision + 1, state, updatedAt: now },
+      expectedRevision: revision,
+    };
+  }
+
+  async #load(id) {
+    try {
+      return await this.#store.loadCheckpoint(id);
+    } catch (error) {
+      if (error?.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
+  async *#pages(runId) {
+    let cursor = null;
+    do {
+      const page = await this.#store.listRunCheckpoints(runId, { cursor });
+      yield* page.items;
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+
+  async #all(runId) {
+    const items = [];
+    for await (const item of this.#pages(runId)) items.push(item);
+    return items;
+  }
+
+  /**
+   * A value as the store keeps it: the serializer's JSON as a JSON value (readable in any
+   * inspector of the store), any other serialization as base64 text.
+   */
+  async #encode(value) {
+    const [type, bytes] = await this.serde.dumpsTyped(value);
+    if (type === 'json') return { t: 'json', v: JSON.parse(new TextDecoder().decode(bytes)) };
+    return { t: type, b64: toBase64(bytes) };
+  }
+
+  async #decode(stored) {
+    if (stored.t === 'json') return this.serde.loadsTyped('json', JSON.stringify(stored.v));
+    return this.serde.loadsTyped(stored.t, fromBase64(stored.b64));
+  }
+}
+
+/**
+ * Runs `perform(request)` at most once per (capabilityId, idempotencyKey), recorded in the
+ * store's effect ledger: `started` before the call, then `completed` with its output (or
+ * `failed` with its message). A call found completed returns its recorded output without
+ * running again (a graph resumed from its checkpoint re-runs its tool node); one found failed
+ * runs again. One found `started` or `outcomeUnknown` was cut off (a reload, a crash) after it
+ * may have reached the outside world: it is marked `outcomeUnknown`, and `onOutcomeUnknown`
+ * decides (its result becomes the output); without it the call rejects with CONFLICT.
+ *
+ * @template T
+ * @param {object} store a RunStore or a RunStoreCore
+ * @param {{ capabilityId: string, idempotencyKey: string, request?: unknown,
+ *   onOutcomeUnknown?: (record: object) => T | Promise<T> }} call
+ * @param {(request: unknown) => T | Promise<T>} perform
+ * @returns {Promise<T>}
+ */
+export async function runEffectOnce(store, call, perform) {
+  const { capabilityId, idempotencyKey, request = null, onOutcomeUnknown } = call ?? {};
+  if (typeof perform !== 'function') {
+    throw new RunStoreError('INVALID_INPUT', 'perform must be a function', { field: 'perform' });
+  }
+  const found = await store.findEffect(capabilityId, idempotencyKey);
+  const effectId = found?.effectId ?? `${capabilityId}/${idempotencyKey}`;
+  const record = (revision, status) => ({ effectId, capabilityId, idempotencyKey, revision, request, status, updatedAt: Date.now() });
+  let revision;
+  if (!found) {
+    revision = 0;
+    await store.compareAndSwapEffect(record(revision, { type: 'started' }), null);
+  } else if (found.status.type === 'completed') {
+    return found.status.output;
+  } else if (found.status.type === 'failed' || found.status.type === 'prepared') {
+    revision = found.revision + 1;
+    await store.compareAndSwapEffect(record(revision, { type: 'started' }), found.revision);
+  } else {
+    return settleUnknown(store, found, onOutcomeUnknown);
+  }
+  let output;
+  try {
+    output = await perform(request);
+  } catch (error) {
+    await store.compareAndSwapEffect(record(revision + 1, { type: 'failed', error: String(error?.message ?? error) }), revision);
+    throw error;
+  }
+  await store.compareAndSwapEffect(record(revision + 1, { type: 'completed', output: output ?? null }), revision);
+  return output;
+}
+
+async function settleUnknown(store, found, onOutcomeUnknown) {
+  let current = found;
+  if (found.status.type === 'started') {
+    current = { ...found, revision: found.revision + 1, status: { type: 'outcomeUnknown' }, updatedAt: Date.now() };
+    await store.compareAndSwapEffect(current, found.revision);
+  }
+  if (typeof onOutcomeUnknown !== 'function') {
+    throw new RunStoreError('CONFLICT', `the effect ${found.effectId} was cut off after it started: its outcome is unknown`, {
+      entity: 'effect',
+      id: found.effectId,
+      status: 'outcomeUnknown',
+    });
+  }
+  const output = await onOutcomeUnknown(current);
+  await store.compareAndSwapEffect(
+    { ...current, revision: current.revision + 1, status: { type: 'completed', output: output ?? null }, updatedAt: Date.now() },
+    current.revision,
+  );
+  return output;
+}
+
+// ----- helpers -----
+
+function newThreadState(threadId) {
+  return { threadId, generation: 0, latest: {}, sweep: [] };
+}
+
+/** Stored writes merged with new ones: a regular write (index >= 0) is kept once stored, a special one (errors, interrupts) replaced. */
+function mergeWrites(stored, incoming) {
+  const byIdx = new Map(stored.map((write) => [write.idx, write]));
+  for (const write of incoming) {
+    if (write.idx >= 0 && byIdx.has(write.idx)) continue;
+    byIdx.set(write.idx, write);
+  }
+  return [...byIdx.values()];
+}
+
+function threadIdOf(value, field) {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string' || value === '') {
+    throw new RunStoreError('INVALID_INPUT', `${field} must be a non-empty string`, { field });
+  }
+  return value;
+}
+
+function optionalThreadId(config) {
+  const threadId = config?.configurable?.thread_id;
+  return threadId === undefined || threadId === null ? undefined : threadIdOf(threadId, 'config.configurable.thread_id');
+}
+
+function requiredThreadId(config, method) {
+  if (!config?.configurable || typeof config.configurable !== 'object') {
+    throw new RunStoreError('INVALID_INPUT', `${method} needs config.configurable with a thread_id`, { field: 'config.configurable' });
+  }
+  const threadId = config.configurable.thread_id;
+  if (threadId === undefined || threadId === null) {
+    throw new RunStoreError(
+      'INVALID_INPUT',
+      `${method} needs config.configurable.thread_id: pass one, for example graph.invoke(input, { configurable: { thread_id: "my-thread" } })`,
+      { field: 'config.configurable.thread_id' },
+    );
+  }
+  return threadIdOf(threadId, 'config.configurable.thread_id');
+}
+
+function namespaceOf(config) {
+  const ns = config?.configurable?.checkpoint_ns ?? '';
+  if (typeof ns !== 'string') {
+    throw new RunStoreError('INVALID_INPUT', 'checkpoint_ns must be a string', { field: 'config.configurable.checkpoint_ns' });
+  }
+  return ns;
+}
+
+function matches(metadata, filter) {
+  return Object.entries(filter).every(([key, value]) => metadata?.[key] === value);
+}
+
+function tooManyConflicts(id) {
+  return new RunStoreError('CONFLICT', `${id} kept changing under other writers`, { entity: 'checkpoint', id });
+}
+
+function toBase64(bytes) {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
+function fromBase64(text) {
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}

@@ -1,0 +1,346 @@
+// The dedicated worker that hosts one store for the main-thread RunStore client (worker.js
+// starts it with the browser's globals). Requests are answered strictly in order: each
+// message runs to completion (its commit included) before the next starts, so a write is
+// acknowledged only once it is durable. A message may carry several calls (`{ batch }`, see
+// batch.js): they run in order and are answered in one message. Each call runs through
+// host.js, which makes its answer and its change notice.
+//
+// In a shared store this worker belongs to the leader tab: it also answers the other tabs'
+// requests, each tab over a BroadcastChannel of its own that only this worker and that tab
+// hold (`<prefix>link:<leaderId>:<clientId>`, opened when the tab asks on `<prefix>requests`),
+// and announces every commit's changes to all tabs. A link lasts as long as its tab: each
+// tab holds the Web Lock `runstore-client:<clientId>` while it is open, and the worker drops
+// the link once that lock comes free (the tab closed, or is gone). Otherwise changes go to
+// its own page, with the answers.
+//
+// The worker starts loading the wasm as soon as it starts: a tab waiting in the leader lock's
+// queue keeps one ready, so that taking over does not wait for a worker and the wasm, and has
+// it warm up (`warm`) all that does not need the store's files.
+import { RunStoreError, serializeError } from './errors.js';
+import { unbatch } from './batch.js';
+import { JsonText, runCall } from './host.js';
+import { PROTOCOL } from './wire.js';
+
+/** How long a leader keeps retrying while the previous leader's worker still holds the files. */
+const TAKEOVER_LIMIT_MS = 15_000;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Serves the store's calls that arrive at `scope` (the worker's global: `postMessage`,
+ * `addEventListener('message')`), with `env`: `init` and `RunStoreCore` (runstore/core),
+ * `locks` (a Web Locks LockManager), `BroadcastChannel`, and `storage` (navigator.storage,
+ * for the warm-up).
+ */
+export function serve(scope, env) {
+  const { init, RunStoreCore, locks, BroadcastChannel, storage } = env;
+  let store = null;
+  /** Whether an open has begun: a warm-up (see `warm`) then stops. */
+  let openBegun = false;
+  /** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
+  let shared = null;
+  const started = Date.now();
+  const ready = init().then(() => Date.now());
+  // An init failure is reported to the open that awaits it.
+  ready.catch(() => {});
+
+  /**
+   * Waits until no other worker holds the store's pool (the Web Lock the pool is installed
+   * under, see src/wasm/mod.rs): the previous leader's worker holds it until it has closed the
+   * store or is gone, so this wakes the moment the files come free instead of polling.
+   */
+  function poolFree(name) {
+    return locks
+      .request(`runstore-pool:${name}`, { signal: AbortSignal.timeout(TAKEOVER_LIMIT_MS) }, () => {})
+      .catch(() => {});
+  }
+
+  /**
+   * Opens the store. A leader first waits for the pool to come free, then retries BUSY with
+   * short pauses: the previous leader's worker can keep its OPFS handles for a moment after its
+   * lock went (up to about 3 s for a worker that was busy), and that is a hand-off, not a
+   * conflict. Resolves to the times of the phases (ms since the epoch) and the attempts.
+   */
+  async function openStore(name, options, lead) {
+    const phases = { workerStarted: started, wasmReady: await ready };
+    if (lead) {
+      await poolFree(name);
+      phases.poolFree = Date.now();
+    }
+    const begun = Date.now();
+    for (let attempt = 1, pause = 10; ; attempt++, pause = Math.min(pause * 2, 50)) {
+      try {
+        store = await RunStoreCore.open(name, options);
+        return { ...phases, opened: Date.now(), attempts: attempt };
+      } catch (error) {
+        if (!lead || error.code !== 'BUSY' || Date.now() - begun > TAKEOVER_LIMIT_MS) throw error;
+        await sleep(pause);
+      }
+    }
+  }
+
+  /**
+   * Readies a spare worker while its tab waits in the leader lock's queue, with nothing that
+   * needs the store's files: opens this worker's way to the origin's OPFS up to the store's
+   * directory, and runs the store's common calls once on a throwaway in-memory store (the
+   * browser compiles wasm functions on their first call: a first open and write in a fresh
+   * worker take several times as long as later ones). It runs beside the message queue, one
+   * call per task, and stops as soon as an open has begun, which it thus delays by at most one
+   * call. Best effort: a failure here leaves the open only as slow as it was.
+   */
+  async function warm(name) {
+    const event = (n) => ({ type: 'custom', name: n, recordedAt: 0, data: { n } });
+    const calls = [
+      { method: 'head', args: ['w'] },
+      { method: 'append', requestId: 'warm-a', text: JSON.stringify(['w', [event('a')], 0]) },
+      {
+        method: 'commit',
+        requestId: 'warm-b',
+        text: JSON.stringify([
+          {
+            operations: [
+              { op: 'append', workflowId: 'w', events: [event('b')], expectedSeq: 1, outbox: [{ dispatchKey: 'k', workflowId: 'w', ordinal: 2, activityType: 'a', input: null, visibleAfter: 0 }] },
+              { op: 'scheduleTimer', workflowId: 'w', timerId: 't', fireAt: 1 },
+            ],
+          },
+        ]),
+        holes: [0],
+        bytes: [new Uint8Array([1])],
+      },
+      { method: 'readHistory', args: ['w', { limit: 10 }] },
+      { method: 'requestOutcome', args: ['warm-b'] },
+      { method: 'compareAndSwapCheckpoint', text: JSON.stringify([{ checkpointId: 'c', revision: 0, state: {}, updatedAt: 0 }]) },
+      { method: 'loadCheckpoint', args: ['c'] },
+    ];
+    let scratch = null;
+    try {
+      const root = await storage?.getDirectory();
+      await root?.getDirectoryHandle(String(name)).catch(() => {});
+      await ready;
+      if (openBegun) return;
+      scratch = await RunStoreCore.open('warm-up', { persistence: 'memory' });
+      for (const call of calls) {
+        await nextTask();
+        if (openBegun) return;
+        runCall(scratch, call);
+      }
+    } catch {
+      // The warm-up is not the store: whatever it met, the store's own calls report.
+    } finally {
+      scratch?.close().then(
+        () => scratch.free(),
+        () => {},
+      );
+    }
+  }
+
+  /** Takes a lock held for as long as this worker lives: its page learns of its end by waiting for it. */
+  function holdAliveLock(name) {
+    return new Promise((granted) => {
+      locks.request(name, () => {
+        granted();
+        return new Promise(() => {});
+      });
+    });
+  }
+
+  async function open(name, options, lead) {
+    openBegun = true;
+    if (store) throw new RunStoreError('INVALID_INPUT', 'this worker has a store open already');
+    if (lead) await holdAliveLock(lead.aliveLock);
+    const phases = await openStore(name, options, lead);
+    if (lead) startServing(lead);
+    return lead ? phases : undefined;
+  }
+
+  /** Checks a store's name and options as opening it would, without opening it. */
+  async function check(name, options) {
+    await ready;
+    RunStoreCore.__checkOpen(name, options);
+  }
+
+  function startServing({ leaderId, prefix }) {
+    const requests = new BroadcastChannel(`${prefix}requests`);
+    shared = { leaderId, prefix, requests, changes: new BroadcastChannel(`${prefix}changes`), links: new Map() };
+    requests.onmessage = (event) => {
+      const { link, to, calls, check } = event.data ?? {};
+      if (to !== leaderId || typeof link !== 'string') return;
+      const channel = openLink(link, Array.isArray(check) ? checked(check) : undefined);
+      // The calls the tab sent with its request, each answered on the link as soon as it ran.
+      if (Array.isArray(calls)) for (const call of calls) receive(call, (answer) => channel.postMessage(answer));
+    };
+  }
+
+  /** The store's checks of a joining tab's name and options, as `open` runs them. */
+  function checked([name, options]) {
+    try {
+      RunStoreCore.__checkOpen(name, options);
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, error: serializeError(error) };
+    }
+  }
+
+  /**
+   * Opens (or finds) the channel to the tab `clientId`, tells the tab that this worker listens
+   * there (`fresh`: the channel is new, so whatever the tab sent on it before went unheard;
+   * `checked`: what the store's checks said of the tab's name and options, when it asked),
+   * and returns the channel. The link goes when the tab's own lock comes free.
+   */
+  function openLink(clientId, check) {
+    const { links, prefix, leaderId } = shared;
+    let link = links.get(clientId);
+    const fresh = link === undefined;
+    if (fresh) {
+      const channel = new BroadcastChannel(`${prefix}link:${leaderId}:${clientId}`);
+      channel.onmessage = (event) => receive(event.data, (answer) => channel.postMessage(answer));
+      link = { channel, gone: new AbortController() };
+      links.set(clientId, link);
+      const drop = () => {
+        if (links.get(clientId) !== link) return;
+        links.delete(clientId);
+        channel.close();
+      };
+      locks.request(`runstore-client:${clientId}`, { signal: link.gone.signal }, drop).catch(() => {});
+    }
+    // `protocol`: this worker takes writes as captured text (wire.js); a tab running an older
+    // package reads only `linked`, and a tab that sees no `protocol` sends values.
+    link.channel.postMessage({ linked: true, protocol: PROTOCOL, fresh, checked: check });
+    return link.channel;
+  }
+
+  async function close() {
+    if (shared) {
+      // Calls answered in the batch this close came in announce their changes first.
+      broadcastChanges();
+      shared.requests.close();
+      shared.changes.close();
+      for (const { channel, gone } of shared.links.values()) {
+        gone.abort();
+        channel.close();
+      }
+      shared = null;
+    }
+    const closing = store;
+    store = null;
+    if (closing) {
+      await closing.close();
+      closing.free();
+    }
+  }
+
+  /** The change of the call running now, announced with its answer (see `answerTo`). */
+  let announced = null;
+  /** A shared store's changes whose calls were answered, for every tab once the answer left. */
+  let unsent = [];
+
+  /**
+   * Announces what a shared store's calls changed to every tab, once their answers left: the
+   * caller's answer does not wait for the channel (no tab's order of changes and answers is
+   * promised across two channels).
+   */
+  function broadcastChanges() {
+    if (unsent.length === 0) return;
+    const changes = unsent;
+    unsent = [];
+    for (const change of changes) shared?.changes.postMessage(change);
+  }
+
+  /** Runs one call on the open store and notes what it changed. */
+  function run(message) {
+    if (!store) throw new RunStoreError('BACKEND', 'the store is closed');
+    const { value, change } = runCall(store, message);
+    announced = change;
+    return value;
+  }
+
+  /**
+   * The answer to a call with `id` that returned `value`. The change it made goes with it to a
+   * private store's page (one message per call, not two; the page's subscribers hear of it
+   * before the call's promise settles); a shared store's goes to every tab after it.
+   */
+  function answerTo(id, value) {
+    const answer = value instanceof JsonText ? { id, ok: true, json: value.text } : { id, ok: true, value };
+    if (announced && shared) unsent.push(announced);
+    else if (announced) answer.change = announced;
+    announced = null;
+    return answer;
+  }
+
+  const failed = (id, error) => ({ id, ok: false, error: serializeError(error) });
+
+  /** Runs a call of the store's methods at once and returns its answer. */
+  function answerNow(message) {
+    const { id } = message;
+    announced = null;
+    try {
+      return answerTo(id, run(message));
+    } catch (error) {
+      announced = null;
+      return failed(id, error);
+    }
+  }
+
+  /** Opens, checks or closes: the calls that need to wait for a promise. */
+  function answerLater({ id, method, args }) {
+    const list = Array.isArray(args) ? args : [];
+    const done = method === 'open' ? open(...list) : method === 'check' ? check(...list) : close();
+    return done.then(
+      (value) => answerTo(id, value),
+      (error) => failed(id, error),
+    );
+  }
+
+  /**
+   * Open and close while they run (and the calls that came meanwhile, which wait for them), or
+   * null: a call that finds it null runs and is answered in the task its message arrived in.
+   */
+  let waiting = null;
+
+  /** Runs `next` once what is waiting has run. */
+  function afterWaiting(next) {
+    const current = (waiting ?? Promise.resolve()).then(next);
+    waiting = current;
+    const settled = () => {
+      if (waiting === current) waiting = null;
+    };
+    current.then(settled, settled);
+  }
+
+  const LATER = new Set(['open', 'close', 'check']);
+
+  function enqueue(message, answer) {
+    if (message.method === 'warm') {
+      if (!openBegun) warm(...(Array.isArray(message.args) ? message.args : []));
+      answer({ id: message.id, ok: true, value: undefined });
+      return;
+    }
+    if (LATER.has(message.method)) afterWaiting(async () => answer(await answerLater(message)));
+    else if (waiting) afterWaiting(() => answer(answerNow(message)));
+    else answer(answerNow(message));
+  }
+
+  /** Sends `answer` with `post`, then what its calls changed to the other tabs. */
+  function answerAndBroadcast(post) {
+    return (answer) => {
+      post(answer);
+      broadcastChanges();
+    };
+  }
+
+  /** Runs the calls of one message in order; a batch is answered in one message once all ran. */
+  function receive(data, post) {
+    const send = answerAndBroadcast(post);
+    if (!Array.isArray(data?.batch)) {
+      enqueue(data ?? {}, send);
+      return;
+    }
+    const answers = [];
+    for (const message of unbatch(data)) enqueue(message ?? {}, (answer) => answers.push(answer));
+    if (waiting) afterWaiting(() => send({ batch: answers }));
+    else send({ batch: answers });
+  }
+
+  scope.addEventListener('message', (event) => receive(event.data, (answer) => scope.postMessage(answer)));
+}

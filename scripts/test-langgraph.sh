@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The package in Node and with LangGraph.js: installs the packed tarball into tests/langgraph
+# (an app with LangGraph's packages), runs the Node tests there (imports on a server,
+# runstore/core's init, a graph resumed after a cut-off run, examples/node-quickstart.mjs),
+# the README's vitest example (an app's unit test on RunStore in Node), LangGraph's checkpoint
+# validation suite on RunStoreSaver (vitest prints its own count), and the page whose graph
+# survives reloads and runs beside another tab's in headless Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+app=tests/langgraph
+if [ ! -d "$app/node_modules/@langchain/langgraph" ] || [ "$app/package.json" -nt "$app/node_modules/.package-lock.json" ]; then
+  echo "[langgraph] npm install in $app (builds better-sqlite3 for the benchmark's official saver)"
+  (cd "$app" && npm install --no-audit --no-fund --loglevel=error)
+fi
+bash scripts/pack-into.sh "$app"
+(cd "$app" && node --test --test-reporter=spec node.test.mjs)
+echo "[node] the README's vitest example (README.md, \"In Node\"): an app's unit test on RunStore in Node"
+node tests/js/readme-example.mjs --files README.md 'In Node' "$app/readme-example"
+(cd "$app/readme-example" && NO_COLOR=1 ../node_modules/.bin/vitest run)
+echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (RunStore, memory, in Node's process)"
+(cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
+(cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)
+echo "[langgraph] the saver benchmark, as a smoke test (its figures mean nothing at this size)"
+(cd "$app" && node bench.mjs --checkpoints 20 --runs 1)
+echo "[langgraph] the page in headless Chromium: a graph resumed after a reload, two tabs on one store"
+node --test --test-reporter=spec tests/js/langgraph.test.mjs

@@ -1,0 +1,275 @@
+//! What a committed step changed, as a change notice tells it: the areas it wrote, the
+//! workflows it touched, the new heads and revisions. The browser package announces one to
+//! every tab after each commit (`store.subscribe`); an operation that changed nothing (a
+//! timer cancelled that was not there, a purge that found nothing) adds nothing, and a step
+//! that changed nothing has no notice.
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use super::steps::{Operation, OperationOutcome};
+
+/// One area of the store, as a change notice names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Area {
+    Journal,
+    Timers,
+    Outbox,
+    Visibility,
+    Namespaces,
+    Packages,
+    Checkpoints,
+    Effects,
+    RunJournal,
+    Artifacts,
+    Conversations,
+}
+
+/// A record whose revision a step set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Revision {
+    /// `checkpoint`, `effect` or `conversation`.
+    pub kind: &'static str,
+    pub id: String,
+    pub revision: u64,
+}
+
+/// What one step changed, in the order its operations first touched each thing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// The step's request id, if it had one.
+    pub request_id: Option<String>,
+    pub areas: Vec<Area>,
+    pub workflow_ids: Vec<String>,
+    /// Each appended workflow's new head (serialised as an object keyed by workflow id).
+    #[serde(serialize_with = "as_map")]
+    pub heads: Vec<(String, u64)>,
+    pub revisions: Vec<Revision>,
+}
+
+impl Change {
+    /// What `operations` changed, committed with `outcomes` (one per operation, in order, as
+    /// the store answered them or recorded them under the step's request id); `None` when
+    /// nothing changed.
+    pub fn of(
+        request_id: Option<&str>,
+        operations: &[Operation],
+        outcomes: &[OperationOutcome],
+    ) -> Option<Change> {
+        let mut change = Change {
+            request_id: request_id.map(str::to_owned),
+            ..Change::default()
+        };
+        for (operation, outcome) in operations.iter().zip(outcomes) {
+            change.add(operation, outcome);
+        }
+        (!change.areas.is_empty()).then_some(change)
+    }
+
+    fn area(&mut self, area: Area) -> &mut Self {
+        if !self.areas.contains(&area) {
+            self.areas.push(area);
+        }
+        self
+    }
+
+    fn workflow(&mut self, id: &str) -> &mut Self {
+        if !self.workflow_ids.iter().any(|known| known == id) {
+            self.workflow_ids.push(id.to_owned());
+        }
+        self
+    }
+
+    fn head(&mut self, id: &str, head: u64) {
+        match self.heads.iter_mut().find(|(known, _)| known == id) {
+            Some(entry) => entry.1 = head,
+            None => self.heads.push((id.to_owned(), head)),
+        }
+    }
+
+    fn revision(&mut self, kind: &'static str, id: &str, revision: u64) {
+        self.revisions.push(Revision {
+            kind,
+            id: id.to_owned(),
+            revision,
+        });
+    }
+
+    /// Adds what one operation changed, judged by its outcome.
+    fn add(&mut self, operation: &Operation, outcome: &OperationOutcome) {
+        use Operation as Op;
+        use OperationOutcome as Done;
+        match (operation, outcome) {
+            (
+                Op::Append {
+                    workflow_id,
+                    events,
+                    outbox,
+                    ..
+                },
+                Done::Append { head },
+            ) => {
+                if !events.is_empty() {
+                    self.area(Area::Journal).workflow(workflow_id);
+                    self.head(workflow_id, *head);
+                }
+                if !outbox.is_empty() {
+                    self.area(Area::Outbox);
+                }
+            }
+            (Op::InsertOutbox { rows }, Done::InsertOutbox { inserted }) if *inserted > 0 => {
+                self.area(Area::Outbox);
+                for row in rows {
+                    self.workflow(&row.workflow_id);
+                }
+            }
+            (Op::ClaimOutbox { .. }, Done::ClaimOutbox { rows })
+            | (Op::RearmStaleClaims { .. }, Done::RearmStaleClaims { rows })
+                if !rows.is_empty() =>
+            {
+                self.area(Area::Outbox);
+                for row in rows {
+                    self.workflow(&row.workflow_id);
+                }
+            }
+            (Op::CompleteOutboxBatch { claims }, _) if claims.is_empty() => {}
+            (Op::CompleteOutbox { .. }, _)
+            | (Op::CompleteOutboxBatch { .. }, _)
+            | (Op::RetryOutbox { .. }, _)
+            | (Op::FailOutbox { .. }, _) => {
+                self.area(Area::Outbox);
+            }
+            (
+                Op::CancelWorkflowOutbox { workflow_id },
+                Done::CancelWorkflowOutbox { cancelled },
+            ) if !cancelled.is_empty() => {
+                self.area(Area::Outbox).workflow(workflow_id);
+            }
+            (Op::ScheduleTimer { workflow_id, .. }, _) => {
+                self.area(Area::Timers).workflow(workflow_id);
+            }
+            (Op::CancelTimer { workflow_id, .. }, Done::CancelTimer { removed: true }) => {
+                self.area(Area::Timers).workflow(workflow_id);
+            }
+            (
+                Op::CompareAndSwapCheckpoint { checkpoint, .. },
+                Done::CompareAndSwapCheckpoint { revision },
+            ) => {
+                self.area(Area::Checkpoints);
+                self.revision("checkpoint", &checkpoint.checkpoint_id, *revision);
+            }
+            (Op::CompareAndSwapEffect { record, .. }, Done::CompareAndSwapEffect { revision }) => {
+                self.area(Area::Effects);
+                self.revision("effect", &record.effect_id, *revision);
+            }
+            (Op::SaveConversation { state, .. }, Done::SaveConversation { revision }) => {
+                self.area(Area::Conversations);
+                self.revision("conversation", &state.conversation_id, *revision);
+            }
+            (Op::UpsertVisibility { record }, _) => {
+                self.area(Area::Visibility).workflow(&record.workflow_id);
+            }
+            (Op::RecordRunEvent { .. }, _) => {
+                self.area(Area::RunJournal);
+            }
+            (Op::PutArtifact { .. }, _)
+            | (Op::DeleteArtifact { .. }, Done::DeleteArtifact { deleted: true }) => {
+                self.area(Area::Artifacts);
+            }
+            (Op::PurgeExpiredArtifacts { .. }, Done::PurgeExpiredArtifacts { purged })
+                if *purged > 0 =>
+            {
+                self.area(Area::Artifacts);
+            }
+            (Op::PurgeWorkflows { .. }, Done::PurgeWorkflows { counts }) => {
+                let purged = [
+                    (counts.events, Area::Journal),
+                    (counts.outbox_rows, Area::Outbox),
+                    (counts.timers, Area::Timers),
+                    (counts.visibility_records, Area::Visibility),
+                ];
+                for (count, area) in purged {
+                    if count > 0 {
+                        self.area(area);
+                    }
+                }
+                // A workflow's projection row goes with its events; one without events is
+                // still a journal change.
+                if counts.workflows > 0 {
+                    self.area(Area::Journal);
+                }
+            }
+            (Op::RegisterNamespace { .. }, _)
+            | (Op::PutNamespace { .. }, _)
+            | (Op::SetNamespacePlacement { .. }, _)
+            | (Op::DeprecateNamespace { .. }, Done::DeprecateNamespace { deprecated: true }) => {
+                self.area(Area::Namespaces);
+            }
+            (Op::PutPackage { .. }, _)
+            | (Op::DeletePackage { .. }, _)
+            | (Op::SetPackageRoute { .. }, _) => {
+                self.area(Area::Packages);
+            }
+            // What remains changed nothing: a cancel, claim, re-arm, delete or purge that
+            // found nothing to act on.
+            _ => {}
+        }
+    }
+}
+
+fn as_map<S: Serializer>(pairs: &[(String, u64)], serializer: S) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(pairs.len()))?;
+    for (key, value) in pairs {
+        map.serialize_entry(key, value)?;
+    }
+    map.end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::retention::PurgeCounts;
+
+    fn timer(workflow_id: &str) -> Operation {
+        Operation::CancelTimer {
+            workflow_id: workflow_id.into(),
+            timer_id: "t".into(),
+        }
+    }
+
+    #[test]
+    fn operations_that_changed_nothing_add_nothing() {
+        let nothing = Change::of(
+            Some("r"),
+            &[
+                timer("wf"),
+                Operation::PurgeWorkflows {
+                    closed_before: 1,
+                    limit: 10,
+                },
+            ],
+            &[
+                OperationOutcome::CancelTimer { removed: false },
+                OperationOutcome::PurgeWorkflows {
+                    counts: PurgeCounts::default(),
+                },
+            ],
+        );
+        assert_eq!(nothing, None);
+    }
+
+    #[test]
+    fn a_change_names_areas_and_workflows_once_in_first_touched_order() {
+        let change = Change::of(
+            None,
+            &[timer("b"), timer("a"), timer("b")],
+            &vec![OperationOutcome::CancelTimer { removed: true }; 3],
+        )
+        .expect("a change");
+        assert_eq!(change.areas, [Area::Timers]);
+        assert_eq!(change.workflow_ids, ["b", "a"]);
+        assert_eq!(change.request_id, None);
+    }
+}
