@@ -17,6 +17,8 @@ bash scripts/pack-into.sh "$app"
 (cd "$app" && node --test --test-reporter=spec node.test.mjs)
 echo "[node] the README's vitest example (README.md, \"In Node\"): an app's unit test on RunStore in Node"
 node tests/js/readme-example.mjs --files README.md 'In Node' "$app/readme-example"
+# An app's own vitest config, empty: without one vitest takes tests/langgraph's (the suites).
+echo 'export default {};' > "$app/readme-example/vitest.config.mjs"
 (cd "$app/readme-example" && NO_COLOR=1 ../node_modules/.bin/vitest run)
 echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (RunStore, memory, in Node's process)"
 (cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
