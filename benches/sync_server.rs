@@ -81,7 +81,7 @@ fn with<R>(store: &Concurrent<PgStore>, f: impl FnOnce(&PgStore) -> runstore::Re
 async fn serve(store: Arc<Concurrent<PgStore>>) -> String {
     let mut grants = Grants::default();
     grants.grant(TOKEN, [NAMESPACE]).unwrap();
-    let app = router(store, ServerConfig::new(grants));
+    let app = router(store, ServerConfig::new(grants)).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -98,8 +98,8 @@ fn event(n: u64) -> Event {
     }
 }
 
-/// What the server commits for a push, called directly: the append and a feed entry, under a
-/// request id, the feed's place taken again when another client took it.
+/// What the server commits for a push, called directly: the append and its feed entry, under
+/// a request id.
 fn push_step(
     store: &PgStore,
     round: usize,
@@ -108,32 +108,23 @@ fn push_step(
     feed: &AtomicU64,
 ) -> runstore::Result<()> {
     let workflow = format!("step-{round}-{client}");
-    let feed_id = format!("step-feed-{round}");
-    loop {
-        let feed_head = store.head(&feed_id)?;
-        let step = Step::new()
-            .request_id(format!("step-{round}-{client}-{n}"))
-            .with(Operation::Append {
-                workflow_id: workflow.clone(),
-                events: vec![event(n)],
-                expected_seq: n,
-                outbox: vec![],
-            })
-            .with(Operation::Append {
-                workflow_id: feed_id.clone(),
-                events: vec![event(n)],
-                expected_seq: feed_head,
-                outbox: vec![],
-            });
-        match store.commit(&step) {
-            Ok(_) => {
-                feed.fetch_add(1, Ordering::Relaxed);
-                return Ok(());
-            }
-            Err(runstore::Error::Operation { index: 1, .. }) => continue,
-            Err(other) => return Err(other),
-        }
-    }
+    let step = Step::new()
+        .request_id(format!("step-{round}-{client}-{n}"))
+        .with(Operation::Append {
+            workflow_id: workflow.clone(),
+            events: vec![event(n)],
+            expected_seq: n,
+            outbox: vec![],
+        })
+        .with(Operation::RecordChange {
+            feed: format!("step-feed-{round}"),
+            workflow_id: workflow,
+            base: n,
+            head: n + 1,
+        });
+    store.commit(&step)?;
+    feed.fetch_add(1, Ordering::Relaxed);
+    Ok(())
 }
 
 fn claim_and_complete(store: &PgStore) -> runstore::Result<()> {

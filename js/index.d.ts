@@ -59,10 +59,14 @@ export declare class RunStoreError extends Error {
   readonly localHead?: number;
   readonly serverHead?: number;
   readonly serverEvents?: StoredEvent[];
-  /** Whether `serverEvents` holds all of them (at most 1000 are sent). */
+  /** Whether `serverEvents` holds all of them (a server sends at most 1000, and at most its answer's bytes). */
   readonly serverEventsComplete?: boolean;
+  /** A sync's SEQUENCE_CONFLICT for a workflow purged here and written again under its id. */
+  readonly purged?: boolean;
   /** An error a sync server answered with: its HTTP status. */
   readonly httpStatus?: number;
+  /** BACKEND or UNAVAILABLE from a sync server: the error code it answered, one this package does not know (null: none). */
+  readonly serverCode?: string | null;
   /** UNAVAILABLE: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
   readonly requestId?: string | null;
 }
@@ -215,6 +219,8 @@ export interface SyncOptions {
   onProgress?: (progress: SyncProgress) => void;
   /** The fetch to use (default `globalThis.fetch`). */
   fetch?: typeof fetch;
+  /** `true`: pull back the server's whole history of workflows purged here (and not written again since); by default a purged workflow stays purged. */
+  restorePurged?: boolean;
 }
 
 /** What `onProgress` is told. */

@@ -1,30 +1,36 @@
 // Sync with a runstore sync server (src/server): push the journal appends the server has not
 // got, pull the ones it has that this store lacks, per workflow, under the expected head.
 //
-// What this store and the server agree on is kept durably in the store itself, in one
-// checkpoint per (server, namespace): a client id, the cursor into the namespace's change feed
-// and, per workflow, the head both hold (`heads[id]`: events 1..heads[id] are the same on
-// both). Pulled events are appended together with the new state in one step, so a crash
-// between the two cannot happen. Pushes carry request ids derived from what they push, so a
-// push re-sent after a lost answer, a crash or a server restart is answered from the server's
-// request log instead of applied twice.
+// What this store and the server agree on is kept in the store's own tables, per target (the
+// server's namespace: `<namespace>@<url>`): a client id, the cursor into the namespace's change
+// feed, and per workflow the head both hold (events 1..head are the same on both) and whether
+// they are in step, apart (a conflict) or the workflow was purged here (a tombstone). Every
+// append takes a change mark once a target exists, so a pass reads only the workflows appended
+// to since the last pass (`syncWorkflows`), and pulled events are appended together with the
+// new agreement in one step. Pushes carry request ids derived from what they push, events
+// included, so a push re-sent after a lost answer, a crash or a server restart is answered from
+// the server's request log, and a push of other events (this store rolled back) is a new
+// request, which the server answers with SEQUENCE_CONFLICT.
 //
 // A workflow written on both sides since they last agreed is never merged: its push is
 // answered with SEQUENCE_CONFLICT, reported in the summary with both heads and the server's
-// events, and left as it is on both sides.
-import { RunStoreError, toRunStoreError } from './errors.js';
+// events, and left as it is on both sides. Every answer of the server is checked before it is
+// used: an answer of another shape is SERIALIZATION, an error code this package does not know
+// is BACKEND (with the server's code as `serverCode`).
+import { ErrorCode, RunStoreError, toRunStoreError } from './errors.js';
 
-/** Most events one push carries. */
+/** Most events one push carries (fewer when the server refuses a body that large). */
 const PUSH_EVENTS = 500;
-/** Page size of local reads and server pulls. */
+/** Page size of local reads; segments per pull page (one step holds them and the save). */
 const PAGE = 1000;
+const PULL_SEGMENTS = 500;
 /** How long a live sync's pull waits on the server for a change. */
 const LIVE_WAIT_MS = 25_000;
 /** A live sync's pause after a failed pass, doubled up to the maximum while failures last. */
 const RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
-/** The longest a live sync goes between passes over every local workflow. */
-const FULL_PASS_MS = 60_000;
+/** How often a live sync looks at its conflicts again (a single pass always does). */
+const CONFLICT_CHECK_MS = 60_000;
 
 /**
  * Runs one sync pass of `store` with the server, or with `live: true` keeps syncing until
@@ -34,7 +40,7 @@ const FULL_PASS_MS = 60_000;
  */
 export async function syncStore(store, options) {
   const settings = readOptions(options);
-  if (!settings.live) return syncPass(store, settings);
+  if (!settings.live) return syncPass(store, settings, true);
   return syncLive(store, settings);
 }
 
@@ -43,19 +49,15 @@ async function syncLive(store, settings) {
   let summary = null;
   let pause = RETRY_MS;
   // A local append during a pass means another pass; during the wait, it ends the wait (and
-  // the server's long-poll with it). That pass pushes only the workflows the change notices
-  // named; the first pass, a pass after a failure, a notice naming no workflow (an import)
-  // and at least one pass per FULL_PASS_MS go through every workflow, so that a notice lost
-  // with a leader that went away delays a push but never loses it.
+  // the server's long-poll with it). Each pass reads only what changed since the last: the
+  // store's change marks keep that, so a notice lost with a leader that went away delays a
+  // push until the next pass, never loses it. Conflicts are looked at again by the first
+  // pass, after a failure, and once per CONFLICT_CHECK_MS.
   let wait = null;
+  let lastConflictCheck = 0;
   let appended = false;
-  let dirty = new Set();
-  let fullPassDue = true;
-  let lastFullPass = 0;
-  const onAppend = (change) => {
+  const onAppend = () => {
     appended = true;
-    if (change.workflowIds.length === 0) fullPassDue = true;
-    for (const id of change.workflowIds) dirty.add(id);
     wait?.abort();
   };
   const unsubscribe = typeof store.subscribe === 'function' ? store.subscribe({ areas: ['journal'] }, onAppend) : () => {};
@@ -63,14 +65,11 @@ async function syncLive(store, settings) {
   signal?.addEventListener('abort', onAbort);
   try {
     while (!signal?.aborted) {
-      const full = fullPassDue || Date.now() - lastFullPass >= FULL_PASS_MS;
-      const only = full ? null : dirty;
       try {
         appended = false;
-        dirty = new Set();
-        fullPassDue = false;
-        summary = await syncPass(store, settings, only);
-        if (full) lastFullPass = Date.now();
+        const checkConflicts = Date.now() - lastConflictCheck >= CONFLICT_CHECK_MS;
+        summary = await syncPass(store, settings, checkConflicts);
+        if (checkConflicts) lastConflictCheck = Date.now();
         settings.onProgress({ type: 'synced', summary });
         pause = RETRY_MS;
         if (appended) continue;
@@ -79,8 +78,8 @@ async function syncLive(store, settings) {
       } catch (error) {
         if (signal?.aborted) break;
         if (wait?.signal.aborted) continue;
-        fullPassDue = true;
         settings.onProgress({ type: 'error', error: toRunStoreError(error) });
+        lastConflictCheck = 0;
         await sleep(pause, signal);
         pause = Math.min(pause * 2, MAX_RETRY_MS);
       } finally {
@@ -95,8 +94,8 @@ async function syncLive(store, settings) {
 }
 
 /** Resolves when the server has changes after `cursor`, or its wait ended; `signal` ends it sooner. */
-function waitForServer(settings, cursor, signal) {
-  return request({ ...settings, signal }, 'GET', `changes?after=${cursor}&limit=1&waitMs=${LIVE_WAIT_MS}`);
+async function waitForServer(settings, cursor, signal) {
+  await request({ ...settings, signal }, 'GET', `changes?after=${cursor}&limit=1&waitMs=${LIVE_WAIT_MS}`);
 }
 
 function sleep(ms, signal) {
@@ -109,81 +108,96 @@ function sleep(ms, signal) {
   });
 }
 
-/** One pass: push (every local workflow, or only those in the set `only`), then pull. */
-async function syncPass(store, settings, only = null) {
+/**
+ * One pass: push what changed here since the last pass (and, with `checkConflicts`, try the
+ * workflows apart from the server again, reporting those still apart), then pull what changed
+ * there.
+ */
+async function syncPass(store, settings, checkConflicts) {
   const state = await SyncState.load(store, settings);
   const summary = { pushed: { workflows: 0, events: 0 }, pulled: { workflows: 0, events: 0 }, conflicts: [], cursor: state.cursor };
   const conflicted = new Set();
-  for await (const workflowId of only ?? localWorkflows(store)) {
+  const through = state.clock;
+  const report = (workflowId, error) => {
+    summary.conflicts.push(error);
+    conflicted.add(workflowId);
+    settings.onProgress({ type: 'conflict', workflowId, error });
+  };
+  for await (const workflow of state.toPush(store, checkConflicts)) {
     settings.signal?.throwIfAborted();
-    const pushed = await pushWorkflow(store, settings, state, workflowId);
+    const pushed = await pushWorkflow(store, settings, state, workflow);
     if (pushed instanceof RunStoreError) {
-      summary.conflicts.push(pushed);
-      conflicted.add(workflowId);
-      settings.onProgress({ type: 'conflict', workflowId, error: pushed });
+      report(workflow.workflowId, pushed);
     } else if (pushed > 0) {
       summary.pushed.workflows += 1;
       summary.pushed.events += pushed;
-      settings.onProgress({ type: 'pushed', workflowId, events: pushed, head: state.head(workflowId) });
+      settings.onProgress({ type: 'pushed', workflowId: workflow.workflowId, events: pushed, head: workflow.syncedHead });
     }
   }
+  // Every workflow appended to up to the clock read at the start was handled.
+  if (state.mark === null || through > state.mark) await state.save(store, { mark: through });
+  const pulled = new Map();
   for (;;) {
     settings.signal?.throwIfAborted();
-    const page = await request(settings, 'GET', `changes?after=${state.cursor}&limit=${PAGE}`);
-    for (const { workflowId, head } of page.changes) {
-      if (conflicted.has(workflowId) || head <= state.head(workflowId)) continue;
-      const pulled = await pullWorkflow(store, settings, state, workflowId);
-      if (pulled > 0) {
-        summary.pulled.workflows += 1;
-        summary.pulled.events += pulled;
-        settings.onProgress({ type: 'pulled', workflowId, events: pulled, head: state.head(workflowId) });
-      }
+    const page = checkSegments(await request(settings, 'GET', `changes?after=${state.cursor}&limit=${PULL_SEGMENTS}&events=true`), state.cursor);
+    for (const [workflowId, events] of await pullSegments(store, settings, state, page, conflicted)) {
+      pulled.set(workflowId, (pulled.get(workflowId) ?? 0) + events);
     }
-    // A workflow skipped here (written locally meanwhile) is pushed by the next pass, and its
-    // push reports the server's events if the two went apart.
-    await state.save(store, { cursor: page.cursor });
     if (!page.more) break;
+  }
+  if (settings.restorePurged) {
+    for (const [workflowId, events] of await restorePurged(store, settings, state)) pulled.set(workflowId, events);
+  }
+  for (const [workflowId, events] of pulled) {
+    summary.pulled.workflows += 1;
+    summary.pulled.events += events;
+    settings.onProgress({ type: 'pulled', workflowId, events, head: await store.head(workflowId) });
   }
   summary.cursor = state.cursor;
   return summary;
 }
 
-/** Every workflow id of the local store, page by page. */
-async function* localWorkflows(store) {
-  let cursor = null;
-  do {
-    const page = await store.listWorkflowIds({ limit: PAGE, cursor });
-    yield* page.items;
-    cursor = page.nextCursor;
-  } while (cursor);
-}
-
 /**
  * Pushes the workflow's local events after the agreed head. Resolves to the number of events
- * pushed, or to the SEQUENCE_CONFLICT when the server's head moved too.
+ * pushed, or to the SEQUENCE_CONFLICT when the server's head moved too (or the workflow was
+ * purged here and written again).
  */
-async function pushWorkflow(store, settings, state, workflowId) {
+async function pushWorkflow(store, settings, state, workflow) {
+  const { workflowId } = workflow;
+  if (workflow.state === 'purged') {
+    return new RunStoreError('SEQUENCE_CONFLICT', `workflow ${workflowId} was purged here at head ${workflow.syncedHead} and written again: its new events are not pushed onto the server's history`, {
+      workflowId, expected: workflow.syncedHead, actual: workflow.syncedHead, localHead: workflow.localHead, serverHead: workflow.syncedHead, purged: true, serverEvents: [], serverEventsComplete: false,
+    });
+  }
   let pushed = 0;
+  let limit = PUSH_EVENTS;
   for (;;) {
-    const base = state.head(workflowId);
-    const local = await store.readHistoryFrom(workflowId, base + 1, { limit: PUSH_EVENTS });
-    if (local.items.length === 0) return pushed;
+    const base = workflow.syncedHead;
+    const local = await store.readHistoryFrom(workflowId, base + 1, { limit });
+    if (local.items.length === 0) {
+      // Nothing here past the agreed head: not apart from the server any more.
+      if (workflow.state === 'conflict') await state.saveHead(store, workflow, base, 'synced');
+      return pushed;
+    }
     const events = local.items.map(withoutSeq);
-    const requestId = await pushRequestId(state.clientId, workflowId, base, events.length);
+    const requestId = await pushRequestId(state.clientId, workflowId, base, events);
+    let answer;
     try {
-      const answer = await request(settings, 'POST', 'push', { requestId, workflowId, expectedHead: base, events });
-      await state.save(store, { heads: { [workflowId]: answer.head } });
-      pushed += events.length;
+      answer = checkPush(await request(settings, 'POST', 'push', { requestId, workflowId, expectedHead: base, events }), base + events.length);
     } catch (error) {
+      if (error.code === 'INVALID_INPUT' && error.httpStatus === 413 && events.length > 1) {
+        limit = Math.ceil(events.length / 2);
+        continue;
+      }
       if (error.code !== 'SEQUENCE_CONFLICT') throw error;
       // The server may hold these very events already (a push whose answer was lost before
       // its request id was known, or events pulled from it before): then they agree further.
       const same = commonLength(events, error.events.map(withoutSeq));
-      const agreed = base + same;
       if (same > 0 && (same === events.length || same === error.events.length)) {
-        await state.save(store, { heads: { [workflowId]: agreed } });
+        await state.saveHead(store, workflow, base + same, 'synced');
         continue;
       }
+      await state.saveHead(store, workflow, base, 'conflict');
       const localHead = await store.head(workflowId);
       return new RunStoreError('SEQUENCE_CONFLICT', `workflow ${workflowId} was written here and on the server since head ${base}: local head ${localHead}, server head ${error.actual}`, {
         workflowId,
@@ -195,82 +209,188 @@ async function pushWorkflow(store, settings, state, workflowId) {
         serverEventsComplete: error.eventsComplete,
       });
     }
+    await state.saveHead(store, workflow, answer.head, 'synced');
+    pushed += events.length;
+    limit = PUSH_EVENTS;
   }
 }
 
 /**
- * Appends the server's events after the agreed head, each page with the new agreed head in
- * one step. Resolves to the number of events pulled (0 when the workflow moved here meanwhile).
+ * Appends a page of the server's segments, each after the head this store agrees on, with the
+ * new agreement and the page's cursor in one step. A workflow written here since (or apart, or
+ * purged here) is left alone; a segment that starts past what this store holds (its earlier
+ * events were not pulled) is completed from the workflow's events. Resolves to the events
+ * pulled per workflow.
  */
-async function pullWorkflow(store, settings, state, workflowId) {
-  let pulled = 0;
+async function pullSegments(store, settings, state, page, conflicted) {
+  const ids = [...new Set(page.segments.map((s) => s.workflowId))];
+  const known = new Map((ids.length ? await store.syncHeads(state.target, ids) : []).map((w) => [w.workflowId, w]));
+  const plan = new Map();
+  for (const segment of page.segments) {
+    const workflow = plan.get(segment.workflowId)?.workflow ?? { ...known.get(segment.workflowId) };
+    const idle = workflow.localHead === workflow.syncedHead && workflow.state !== 'conflict' && workflow.state !== 'purged';
+    if (!idle || conflicted.has(workflow.workflowId) || segment.head <= workflow.syncedHead) continue;
+    const events = segment.base <= workflow.syncedHead
+      ? segment.events.slice(workflow.syncedHead - segment.base)
+      : await eventsAfter(settings, workflow.workflowId, workflow.syncedHead, segment.head);
+    const entry = plan.get(workflow.workflowId) ?? { workflow, from: workflow.syncedHead, expected: known.get(workflow.workflowId).state === null ? null : workflow.syncedHead, events: [] };
+    entry.events.push(...events.map(withoutSeq));
+    workflow.syncedHead += events.length;
+    workflow.localHead = workflow.syncedHead;
+    plan.set(workflow.workflowId, entry);
+  }
+  let entries = [...plan.values()];
   for (;;) {
-    const base = state.head(workflowId);
-    const page = await request(settings, 'GET', `workflows/${encodeURIComponent(workflowId)}/events?after=${base}&limit=${PAGE}`);
-    if (page.events.length === 0) return pulled;
-    const events = page.events.map(withoutSeq);
+    const operations = entries.map((e) => ({ op: 'append', workflowId: e.workflow.workflowId, events: e.events, expectedSeq: e.from }));
+    const heads = entries.map((e) => ({ workflowId: e.workflow.workflowId, expected: e.expected, head: e.workflow.syncedHead, state: 'synced' }));
     try {
-      await state.save(store, { heads: { [workflowId]: base + events.length } }, [
-        { op: 'append', workflowId, events, expectedSeq: base },
-      ]);
+      await state.save(store, { cursor: page.cursor, heads }, operations);
+      return new Map(entries.map((e) => [e.workflow.workflowId, e.events.length]));
     } catch (error) {
-      if (error.code === 'SEQUENCE_CONFLICT' && error.operation === 0) return pulled;
-      throw error;
+      // Written here meanwhile: that workflow is pushed (or reported) by the next pass.
+      if (error.code !== 'SEQUENCE_CONFLICT' || !(error.operation < entries.length)) throw error;
+      entries = entries.filter((_, i) => i !== error.operation);
     }
-    pulled += events.length;
   }
 }
 
-/** The sync state of one (server, namespace), kept in a checkpoint of the store. */
+/** The server's events of `workflowId` after `after`, page by page, up to `through` at least (all of them for Infinity). */
+async function eventsAfter(settings, workflowId, after, through) {
+  const events = [];
+  for (let from = after; ;) {
+    const page = checkEvents(await request(settings, 'GET', `workflows/${encodeURIComponent(workflowId)}/events?after=${from}&limit=${PAGE}`), from);
+    events.push(...page.events);
+    from += page.events.length;
+    if (page.complete || page.events.length === 0 || from >= through) return events;
+  }
+}
+
+/** Pulls back the whole server history of workflows purged here (the app asked for it). */
+async function restorePurged(store, settings, state) {
+  const restored = new Map();
+  for await (const workflow of state.inState(store, 'purged')) {
+    if (workflow.localHead > 0) continue;
+    const events = (await eventsAfter(settings, workflow.workflowId, 0, Infinity)).map(withoutSeq);
+    if (events.length === 0) continue;
+    await state.save(store, { heads: [{ workflowId: workflow.workflowId, expected: workflow.syncedHead, head: events.length, state: 'synced' }] }, [
+      { op: 'append', workflowId: workflow.workflowId, events, expectedSeq: 0 },
+    ]);
+    restored.set(workflow.workflowId, events.length);
+  }
+  return restored;
+}
+
+/** The sync state of one target, kept in the store (see the top of this file). */
 class SyncState {
-  constructor(checkpointId, revision, state) {
-    this.checkpointId = checkpointId;
-    this.revision = revision;
-    this.clientId = state.clientId;
-    this.cursor = state.cursor;
-    this.heads = state.heads;
+  constructor(target, stored, clientId) {
+    this.target = target;
+    this.clientId = clientId;
+    this.cursor = stored.cursor;
+    this.mark = stored.mark;
+    this.clock = stored.clock;
   }
 
   static async load(store, settings) {
-    const checkpointId = `runstore.sync:${settings.namespace}@${settings.url}`;
-    try {
-      const checkpoint = await store.loadCheckpoint(checkpointId);
-      return new SyncState(checkpointId, checkpoint.revision, checkpoint.state);
-    } catch (error) {
-      if (error.code !== 'NOT_FOUND') throw error;
-      return new SyncState(checkpointId, null, { clientId: randomId(), cursor: 0, heads: {} });
-    }
-  }
-
-  head(workflowId) {
-    return Object.hasOwn(this.heads, workflowId) ? this.heads[workflowId] : 0;
+    const target = `${settings.namespace}@${settings.url}`;
+    const stored = await store.syncTarget(target);
+    if (stored.clientId !== null) return new SyncState(target, stored, stored.clientId);
+    const state = new SyncState(target, stored, randomId());
+    await state.adoptCheckpoint(store, settings);
+    return state;
   }
 
   /**
-   * Stores the state with `changes` applied, in one step with `operations` (none, or a pulled
-   * append). Another sync of the same server and namespace that saved first makes this one
-   * fail with CONFLICT, and nothing of the step is written.
+   * A store synced by an earlier version kept its state in the checkpoint
+   * `runstore.sync:<target>`: its client id, cursor and heads are taken over once.
+   */
+  async adoptCheckpoint(store, settings) {
+    let old;
+    try {
+      old = (await store.loadCheckpoint(`runstore.sync:${this.target}`)).state;
+    } catch (error) {
+      if (error.code === 'NOT_FOUND') return;
+      throw error;
+    }
+    if (!old || typeof old !== 'object') return;
+    if (typeof old.clientId === 'string' && old.clientId !== '') this.clientId = old.clientId;
+    const heads = Object.entries(old.heads ?? {}).filter(([id, head]) => id !== '' && Number.isSafeInteger(head) && head >= 0);
+    const cursor = Number.isSafeInteger(old.cursor) && old.cursor >= 0 ? old.cursor : 0;
+    await this.save(store, { cursor, heads: [] });
+    for (let i = 0; i < heads.length; i += PAGE) {
+      const chunk = heads.slice(i, i + PAGE).map(([workflowId, head]) => ({ workflowId, expected: null, head, state: 'synced' }));
+      await this.save(store, { heads: chunk });
+    }
+    settings.signal?.throwIfAborted();
+  }
+
+  /**
+   * The workflows to push: what changed since the last pass (every workflow that needs it on
+   * a target's first pass), and with `conflicts` first the workflows apart from the server.
+   */
+  async* toPush(store, conflicts) {
+    if (this.mark === null) {
+      yield* this.pages(store, { select: 'all' });
+      return;
+    }
+    const seen = new Set();
+    if (conflicts) {
+      for await (const workflow of this.inState(store, 'conflict')) {
+        seen.add(workflow.workflowId);
+        yield workflow;
+      }
+    }
+    for await (const workflow of this.pages(store, { select: 'changed', after: this.mark, through: this.clock })) {
+      if (!seen.has(workflow.workflowId)) yield workflow;
+    }
+  }
+
+  inState(store, state) {
+    return this.pages(store, { select: 'inState', state });
+  }
+
+  async* pages(store, selection) {
+    let cursor = null;
+    do {
+      const page = await store.syncWorkflows(this.target, selection, { limit: PAGE, cursor });
+      yield* page.items;
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+
+  /** Agrees on `head` for `workflow` (as read by this pass), in the given state. */
+  async saveHead(store, workflow, head, state) {
+    const expected = workflow.state === null ? null : workflow.syncedHead;
+    await this.save(store, { heads: [{ workflowId: workflow.workflowId, expected, head, state }] });
+    workflow.syncedHead = head;
+    workflow.state = state;
+  }
+
+  /**
+   * Stores `changes` (a new cursor, mark or heads) in one step with `operations` (none, or
+   * pulled appends), each from the state this pass read: another pass of the same target that
+   * saved first makes this one fail with CONFLICT, and nothing of the step is written.
    */
   async save(store, changes, operations = []) {
-    const state = {
-      clientId: this.clientId,
-      cursor: changes.cursor ?? this.cursor,
-      heads: { ...this.heads, ...changes.heads },
-    };
-    const revision = this.revision === null ? 0 : this.revision + 1;
-    const checkpoint = { checkpointId: this.checkpointId, revision, state, updatedAt: Date.now() };
+    const cursor = changes.cursor === undefined ? null : { from: this.cursor, to: changes.cursor };
     await store.commit({
-      operations: [...operations, { op: 'compareAndSwapCheckpoint', checkpoint, expectedRevision: this.revision }],
+      operations: [...operations, {
+        op: 'saveSync', target: this.target, clientId: this.clientId, cursor, mark: changes.mark ?? null, heads: changes.heads ?? [],
+      }],
     });
-    this.revision = revision;
-    this.cursor = state.cursor;
-    this.heads = state.heads;
+    if (changes.cursor !== undefined) this.cursor = changes.cursor;
+    if (changes.mark !== undefined) this.mark = Math.max(this.mark ?? changes.mark, changes.mark);
   }
 }
 
-/** The same push always gets the same request id, a new push another. */
-async function pushRequestId(clientId, workflowId, base, count) {
-  const text = new TextEncoder().encode(`${workflowId}\n${base}\n${count}`);
+/**
+ * The same push always gets the same request id, and any other push another: the id covers
+ * the events themselves, not only where they go. A store rolled back (an import of an older
+ * export, a power loss under `relaxed`, a copy of its file elsewhere) that pushes other events
+ * at a head it pushed from before thus sends a new request, which the server answers with
+ * SEQUENCE_CONFLICT, never with the replay of the first push.
+ */
+async function pushRequestId(clientId, workflowId, base, events) {
+  const text = new TextEncoder().encode(`${workflowId}\n${base}\n${JSON.stringify(events)}`);
   // Outside a secure context there is no digest: a fresh id is safe too, only a retry of a
   // push whose answer was lost then ends in pushWorkflow's same-events check, not a replay.
   if (!globalThis.crypto?.subtle) return `${clientId}.${randomId()}`;
@@ -304,11 +424,92 @@ function canonical(value) {
   return JSON.stringify(value);
 }
 
+// ----- the server's answers, checked before use -----
+
+/** The answer's shape was not what the API promises: SERIALIZATION, naming what was wrong. */
+function malformed(what, why) {
+  return new RunStoreError('SERIALIZATION', `the sync server's answer to ${what} ${why}`);
+}
+
+const isCount = (value) => Number.isSafeInteger(value) && value >= 0;
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Checks stored events numbered `after + 1`, `after + 2`, ... */
+function checkEventList(events, after, what) {
+  if (!Array.isArray(events)) throw malformed(what, 'has no list of events');
+  events.forEach((event, i) => {
+    if (!isObject(event) || event.seq !== after + 1 + i || typeof event.type !== 'string') {
+      throw malformed(what, `holds an event that is not event ${after + 1 + i}`);
+    }
+  });
+  return events;
+}
+
+function checkPush(answer, head) {
+  if (!isObject(answer) || answer.head !== head || typeof answer.replayed !== 'boolean') {
+    throw malformed('a push', `is not { head: ${head}, replayed }`);
+  }
+  return answer;
+}
+
+function checkSegments(answer, after) {
+  const what = 'a pull';
+  if (!isObject(answer) || !Array.isArray(answer.segments) || typeof answer.more !== 'boolean' || !isCount(answer.cursor) || answer.cursor < after) {
+    throw malformed(what, 'is not { segments, cursor, more } past the cursor sent');
+  }
+  for (const segment of answer.segments) {
+    if (!isObject(segment) || typeof segment.workflowId !== 'string' || segment.workflowId === '' || !isCount(segment.base) || !isCount(segment.head) || segment.head <= segment.base) {
+      throw malformed(what, 'holds a segment that is not { workflowId, base, head > base, events }');
+    }
+    checkEventList(segment.events, segment.base, what);
+    if (segment.events.length !== segment.head - segment.base) throw malformed(what, `holds a segment of ${segment.workflowId} without all its events`);
+  }
+  return answer;
+}
+
+function checkEvents(answer, after) {
+  const what = 'a read of events';
+  if (!isObject(answer) || !isCount(answer.head) || typeof answer.complete !== 'boolean') {
+    throw malformed(what, 'is not { events, head, complete }');
+  }
+  checkEventList(answer.events, after, what);
+  return answer;
+}
+
+/** The fields of an error answer this package reads, each only when of its type. */
+const ERROR_FIELDS = {
+  workflowId: 'string', expected: 'number', actual: 'number', entity: 'string', id: 'string', field: 'string', eventsComplete: 'boolean',
+};
+
+/** The error a server's error answer means: its code if documented, else BACKEND. */
+function answerError(answer, status) {
+  const known = isObject(answer) && typeof answer.code === 'string' && Object.hasOwn(ErrorCode, answer.code);
+  const fields = { httpStatus: status };
+  if (isObject(answer)) {
+    for (const [key, type] of Object.entries(ERROR_FIELDS)) {
+      if (typeof answer[key] === type || (type === 'number' && answer[key] === null)) fields[key] = answer[key];
+    }
+  }
+  const message = isObject(answer) && typeof answer.message === 'string' ? answer.message.slice(0, 1000) : `the sync server answered ${status}`;
+  if (!known) {
+    const serverCode = isObject(answer) && typeof answer.code === 'string' ? answer.code.slice(0, 100) : null;
+    return new RunStoreError(status === 503 ? 'UNAVAILABLE' : 'BACKEND', message, { ...fields, serverCode });
+  }
+  if (answer.code === 'SEQUENCE_CONFLICT') {
+    if (!isCount(answer.expected) || !isCount(answer.actual) || typeof answer.eventsComplete !== 'boolean') {
+      return malformed('a push', 'is a SEQUENCE_CONFLICT without its heads');
+    }
+    fields.events = checkEventList(answer.events, answer.expected, 'a push');
+  }
+  return new RunStoreError(answer.code, message, fields);
+}
+
 /** One call of the server's API; its error answers become RunStoreErrors with their fields. */
 async function request(settings, method, path, body) {
   const url = `${settings.url}/v1/namespaces/${encodeURIComponent(settings.namespace)}/${path}`;
   // Called unbound: the browser's fetch refuses any `this` but the global object.
   const { fetch } = settings;
+  const requestId = body?.requestId ?? null;
   let response;
   try {
     response = await fetch(url, {
@@ -319,23 +520,45 @@ async function request(settings, method, path, body) {
     });
   } catch (error) {
     if (settings.signal?.aborted) throw settings.signal.reason;
-    throw new RunStoreError('UNAVAILABLE', `the sync server at ${settings.url} could not be reached: ${error?.message ?? error}`, { requestId: body?.requestId ?? null });
+    throw new RunStoreError('UNAVAILABLE', `the sync server at ${settings.url} could not be reached: ${error?.message ?? error}`, { requestId });
   }
   let answer;
   try {
     answer = await response.json();
-  } catch {
-    throw new RunStoreError(response.ok ? 'SERIALIZATION' : 'UNAVAILABLE', `the sync server answered ${response.status} without JSON`, { requestId: body?.requestId ?? null });
+  } catch (error) {
+    if (settings.signal?.aborted) throw settings.signal.reason;
+    const code = response.ok ? 'SERIALIZATION' : 'UNAVAILABLE';
+    throw new RunStoreError(code, `the sync server answered ${response.status} without JSON`, { requestId, httpStatus: response.status });
   }
   if (response.ok) return answer;
-  const { code, message, ...fields } = answer ?? {};
-  throw new RunStoreError(typeof code === 'string' ? code : 'BACKEND', String(message ?? `the sync server answered ${response.status}`), { ...fields, httpStatus: response.status });
+  throw answerError(answer, response.status);
 }
 
+/**
+ * The options, each read once. Anything wrong (a value of another type, a getter that throws)
+ * is INVALID_INPUT naming `options.<field>`.
+ */
 function readOptions(options) {
-  const invalid = (field, reason) => new RunStoreError('INVALID_INPUT', `${field} ${reason}`, { field: `options.${field}` });
-  if (!options || typeof options !== 'object') throw invalid('options', 'must be an object');
-  const { url, token, namespace = 'default', signal = null, live = false, onProgress = () => {}, fetch = globalThis.fetch } = options;
+  const invalid = (field, reason) => new RunStoreError('INVALID_INPUT', `options.${field} ${reason}`, { field: `options.${field}` });
+  if (!isObject(options)) throw new RunStoreError('INVALID_INPUT', 'options must be an object', { field: 'options' });
+  const read = (field, fallback) => {
+    let value;
+    try {
+      value = options[field];
+    } catch (error) {
+      throw invalid(field, `could not be read: ${error?.message ?? error}`);
+    }
+    return value === undefined ? fallback : value;
+  };
+  const url = read('url');
+  const token = read('token');
+  const namespace = read('namespace', 'default');
+  const signal = read('signal', null);
+  const live = read('live', false);
+  const restorePurged = read('restorePurged', false);
+  const onProgress = read('onProgress', () => {});
+  const fetch = read('fetch', globalThis.fetch);
+  if (typeof url !== 'string') throw invalid('url', 'must be an absolute http(s) URL');
   let base;
   try {
     base = new URL(url);
@@ -343,13 +566,22 @@ function readOptions(options) {
     throw invalid('url', 'must be an absolute http(s) URL');
   }
   if (!['http:', 'https:'].includes(base.protocol)) throw invalid('url', 'must be an absolute http(s) URL');
-  if (typeof token !== 'string' || token === '') throw invalid('token', 'must be a non-empty string');
+  if (typeof token !== 'string' || token === '' || /[\r\n]/.test(token)) throw invalid('token', 'must be a non-empty string on one line');
   if (typeof namespace !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(namespace)) {
     throw invalid('namespace', "must be 1 to 64 ASCII letters, digits, '-', '_' or '.'");
   }
   if (typeof live !== 'boolean') throw invalid('live', 'must be a boolean');
+  if (typeof restorePurged !== 'boolean') throw invalid('restorePurged', 'must be a boolean');
   if (typeof onProgress !== 'function') throw invalid('onProgress', 'must be a function');
   if (typeof fetch !== 'function') throw invalid('fetch', 'must be a function');
-  if (signal !== null && !(signal instanceof AbortSignal)) throw invalid('signal', 'must be an AbortSignal');
-  return { url: base.href.replace(/\/+$/, ''), token, namespace, signal, live, onProgress, fetch };
+  if (signal !== null && !(typeof AbortSignal === 'function' && signal instanceof AbortSignal)) throw invalid('signal', 'must be an AbortSignal');
+  const report = (progress) => {
+    // A throwing callback is the app's to fix; it must not stop the sync.
+    try {
+      onProgress(progress);
+    } catch {
+      // ignored
+    }
+  };
+  return { url: base.href.replace(/\/+$/, ''), token, namespace, signal, live, restorePurged, onProgress: report, fetch };
 }

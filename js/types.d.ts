@@ -396,7 +396,8 @@ export type Operation =
   | { op: 'deprecateNamespace'; name: string }
   | { op: 'putPackage'; record: PackageRecord; memberTypes?: string[] | null }
   | { op: 'deletePackage'; workflowType: string; contentHash: string }
-  | { op: 'setPackageRoute'; workflowType: string; contentHash: string };
+  | { op: 'setPackageRoute'; workflowType: string; contentHash: string }
+  | { op: 'saveSync'; target: string; clientId: string; cursor?: CursorMove | null; mark?: number | null; heads?: SyncHeadUpdate[] };
 
 /** What one operation did, tagged by the same `op`. */
 export type OperationOutcome =
@@ -426,7 +427,8 @@ export type OperationOutcome =
   | { op: 'deprecateNamespace'; deprecated: boolean }
   | { op: 'putPackage' }
   | { op: 'deletePackage'; droppedRoutes: string[] }
-  | { op: 'setPackageRoute' };
+  | { op: 'setPackageRoute' }
+  | { op: 'saveSync' };
 
 /** Operations applied together in one transaction (at most 1000). */
 export interface Step {
@@ -451,6 +453,70 @@ export interface RequestRecord {
   /** When it committed, by the store's clock. */
   committedAt: number;
   outcomes: OperationOutcome[];
+}
+
+/**
+ * What the request log says of a request id (`requestOutcome`). The log keeps the latest
+ * 10,000 ids for at most 7 days, so an id it does not hold either never committed or was
+ * forgotten; it says which only as far as it knows.
+ */
+export type RequestOutcome =
+  /** The request committed, with these outcomes. */
+  | ({ status: 'committed' } & RequestRecord)
+  /** No request under this id committed: the log has forgotten none. */
+  | { status: 'notCommitted'; requestId: string }
+  /**
+   * Not in the log, which has forgotten requests committed up to `forgottenThrough` (the
+   * store's clock, ms since the epoch): a request sent after that time did not commit; one
+   * sent before may have committed and been forgotten.
+   */
+  | { status: 'unknown'; requestId: string; forgottenThrough: number };
+
+// ----- sync state (kept by `store.sync`) -----
+
+/** What the store and one sync target (a server's namespace) agree on (`syncTarget`). */
+export interface SyncTarget {
+  /** The client id the target's pushes are made under; null before the first sync. */
+  clientId: string | null;
+  /** Where the store is in the namespace's change feed. */
+  cursor: number;
+  /** Every local append up to this change mark was handled by a sync pass; null until a first pass over every workflow ended. */
+  mark: number | null;
+  /** The store's change mark now. */
+  clock: number;
+}
+
+/** How a workflow stands with a target: in step, apart (a conflict), or purged here (a tombstone). */
+export type SyncHeadState = 'synced' | 'conflict' | 'purged';
+
+/** One workflow as a sync pass sees it. */
+export interface SyncWorkflow {
+  workflowId: string;
+  localHead: number;
+  /** The head the store and the target agree on (0: none). */
+  syncedHead: number;
+  /** null: never synced with the target. */
+  state: SyncHeadState | null;
+}
+
+/** Which workflows `syncWorkflows` lists. */
+export type SyncSelection =
+  | { select: 'all' }
+  | { select: 'changed'; after: number; through: number }
+  | { select: 'inState'; state: SyncHeadState };
+
+/** A move of one workflow's agreed head, applied only from `expected` (null: none yet). */
+export interface SyncHeadUpdate {
+  workflowId: string;
+  expected?: number | null;
+  head: number;
+  state: SyncHeadState;
+}
+
+/** A move of a target's feed cursor, applied only from `from`. */
+export interface CursorMove {
+  from: number;
+  to: number;
 }
 
 // ----- retention and space -----

@@ -23,6 +23,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod backend;
 pub mod error;
 pub mod model;
 #[cfg(all(feature = "postgres", not(target_family = "wasm")))]
@@ -35,6 +36,7 @@ pub mod wasm;
 
 #[cfg(all(feature = "postgres", not(target_family = "wasm")))]
 pub use self::postgres::{PgOptions, PgStore, PG_SCHEMA_VERSION};
+pub use backend::checks::{MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES, MAX_ID_BYTES, MAX_JSON_DEPTH};
 pub use error::{Error, Result};
 pub use model::artifacts::*;
 pub use model::checkpoints::*;
@@ -47,10 +49,8 @@ pub use model::packages::*;
 pub use model::retention::*;
 pub use model::run_journal::*;
 pub use model::steps::*;
+pub use model::sync::*;
 pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
-pub use sqlite::{
-    Durability, ImportOutcome, Medium, SqliteStore, MAX_BLOB_BYTES, MAX_DOCUMENT_BYTES,
-    MAX_ID_BYTES, MAX_JSON_DEPTH, SCHEMA_VERSION,
-};
+pub use sqlite::{Durability, ImportOutcome, Medium, SqliteStore, SCHEMA_VERSION};

@@ -5,7 +5,10 @@
 
 use std::path::Path;
 
-use runstore::{Error, EventJournal, OutboxStore, SqliteStore, Step, StepStore, SCHEMA_VERSION};
+use runstore::{
+    CursorMove, Error, EventJournal, Operation, OutboxStore, SqliteStore, Step, StepStore,
+    SyncHeadState, SyncHeadUpdate, SCHEMA_VERSION,
+};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 use serde_json::json;
@@ -53,6 +56,27 @@ fn every_area() -> Step {
 
 fn filled(store: &SqliteStore) {
     store.commit(&every_area()).expect("every area written");
+    // The sync server's feed and a sync target's state, which no JS step writes.
+    let sync = Step::new()
+        .with(Operation::RecordChange {
+            feed: "shop".into(),
+            workflow_id: "order-1".into(),
+            base: 0,
+            head: 2,
+        })
+        .with(Operation::SaveSync {
+            target: "shop@https://sync.example.com".into(),
+            client_id: "client-1".into(),
+            cursor: Some(CursorMove { from: 0, to: 1 }),
+            mark: Some(0),
+            heads: vec![SyncHeadUpdate {
+                workflow_id: "order-1".into(),
+                expected: None,
+                head: 2,
+                state: SyncHeadState::Synced,
+            }],
+        });
+    store.commit(&sync).expect("sync state written");
 }
 
 /// Every row of every table, in a fixed order: what "the same data" means.
@@ -97,6 +121,10 @@ fn every_area_round_trips_through_a_file_into_a_fresh_store() {
     let source_path = dir.path().join("source.db");
     let source = SqliteStore::open(&source_path).unwrap();
     filled(&source);
+    // A log that has forgotten requests (committed up to 1 ms after the epoch) says so.
+    source
+        .raw_execute("UPDATE request_scopes SET forgotten_through = 1 WHERE scope = ''")
+        .unwrap();
     let file = dir.path().join("export.runstore");
     source.export_to(&file).unwrap();
     let expected = rows_of_file(&source_path);
@@ -209,7 +237,11 @@ fn under_a_request_id_an_import_is_applied_once() {
     let mut target = SqliteStore::open_in_memory().unwrap();
     let first = target.import_bytes(&bytes, Some("import-1")).unwrap();
     assert!(!first.replayed);
-    assert!(target.request_outcome("import-1").unwrap().is_some());
+    assert!(target
+        .request_outcome("import-1")
+        .unwrap()
+        .committed()
+        .is_some());
     // A write after the import must survive the retry.
     let kept = runstore::Event {
         kind: runstore::EventKind::Custom {
@@ -292,7 +324,11 @@ fn refused(bytes: &[u8], code: &str) -> Error {
         before,
         "the store is unchanged"
     );
-    assert!(store.request_outcome("refused").unwrap().is_none());
+    assert!(store
+        .request_outcome("refused")
+        .unwrap()
+        .committed()
+        .is_none());
     assert_eq!(store.head("order-1").unwrap(), 2, "and still works");
     drop(store);
     let reopened = SqliteStore::open(&path).unwrap();
@@ -410,5 +446,106 @@ fn an_export_never_overwrites_a_file() {
     assert_eq!(
         store.import_from(&missing, None).unwrap_err().code(),
         "INVALID_INPUT"
+    );
+}
+
+/// An older export brings back rows claimed since, but never the claim-token counter: the
+/// next claim hands out a token no holder had, so a stale holder's settlement is refused.
+#[test]
+fn an_older_export_never_brings_claim_tokens_back() {
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    filled(&store);
+    let before = store.export_bytes().unwrap();
+    let stale = store.claim_outbox(NOW, 10, &Default::default()).unwrap();
+    assert_eq!(stale.len(), 1, "order-1:ship is pending");
+    let stale_token = stale[0].claim_token;
+
+    store.import_bytes(&before, None).unwrap();
+    let fresh = store.claim_outbox(NOW, 10, &Default::default()).unwrap();
+    assert_eq!(fresh[0].dispatch_key, "order-1:ship");
+    assert!(
+        fresh[0].claim_token > stale_token,
+        "token {} handed out again after {stale_token}",
+        fresh[0].claim_token
+    );
+    let error = store
+        .complete_outbox("order-1:ship", stale_token)
+        .unwrap_err();
+    assert_eq!(error.code(), "CONFLICT", "{error}");
+    store
+        .complete_outbox("order-1:ship", fresh[0].claim_token)
+        .unwrap();
+}
+
+/// A filled store's export after `damage` (raw SQL, bypassing every check of the store).
+fn exported_after(damage: &str) -> Vec<u8> {
+    let store = SqliteStore::open_in_memory().unwrap();
+    filled(&store);
+    store
+        .raw_execute(&format!("PRAGMA ignore_check_constraints = ON; {damage}"))
+        .unwrap();
+    store.export_bytes().unwrap()
+}
+
+/// A file that holds what the store never writes itself is refused with CORRUPT naming the
+/// rule it breaks, and the store is left as it was.
+#[test]
+fn a_file_that_breaks_the_stores_rules_is_refused_naming_the_rule() {
+    let completed = "CAST(X'01' || '{\"type\":\"completed\",\"recordedAt\":5}' AS BLOB)";
+    let cases = [
+        // A head with no events behind it: the next append would get seq 6.
+        ("UPDATE workflows SET head = 5", "head"),
+        ("DELETE FROM events WHERE seq = 1", "head"),
+        ("INSERT INTO events VALUES ('ghost', 1, 'custom', 1, CAST(X'01' || '{\"type\":\"custom\",\"name\":\"x\",\"recordedAt\":1}' AS BLOB))", "head"),
+        // A projection its events do not give, and events out of their lifecycle.
+        ("UPDATE workflows SET status = 'completed', closed_at = 9", "lifecycle"),
+        (&format!(
+            "INSERT INTO events VALUES ('order-1', 3, 'completed', 5, {completed});
+             INSERT INTO events VALUES ('order-1', 4, 'completed', 5, {completed});
+             UPDATE workflows SET head = 4, status = 'completed', closed_at = 5, updated_at = 5"
+        ), "lifecycle"),
+        ("UPDATE events SET event = CAST(X'07' || '{}' AS BLOB) WHERE seq = 2", "lifecycle"),
+        ("UPDATE events SET event = 'text' WHERE seq = 2", "lifecycle"),
+        // Outbox rows and their claims.
+        ("UPDATE outbox SET claimed_at = NULL WHERE status = 'claimed'", "claim"),
+        ("UPDATE outbox SET claim_token = 99", "claim token"),
+        ("UPDATE outbox SET status = 'failed' WHERE status = 'pending'", "dead letter"),
+        ("UPDATE outbox SET attempt = 10 WHERE status = 'pending'", "attempt"),
+        // What the store computes itself.
+        ("UPDATE artifacts SET bytes = X'00'", "artifact"),
+        ("UPDATE package_routes SET content_hash = 'b' || substr(content_hash, 2)", "route"),
+        ("INSERT INTO package_routes VALUES ('other', 'cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc')", "route"),
+        // The sync server's feed and a sync target's state.
+        ("INSERT INTO sync_feed VALUES ('shop', 5, 'order-1', 2, 3)", "feed"),
+        ("UPDATE sync_heads SET head = 3", "agreed head"),
+        ("UPDATE sync_targets SET mark = 5", "mark"),
+        ("DELETE FROM sync_clock", "mark"),
+        // The request log.
+        ("UPDATE requests SET outcomes = 'not json'", "request log"),
+        ("UPDATE requests SET scope_number = 7", "request log"),
+    ];
+    for (damage, rule) in cases {
+        let error = refused(&exported_after(damage), "CORRUPT");
+        assert!(
+            error.to_string().contains(rule),
+            "{damage}: {error} does not name {rule}"
+        );
+    }
+    // The same file, undamaged, imports.
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store.import_bytes(&exported_after(""), None).unwrap();
+}
+
+/// SQLite's own objects are left out of the schema check by their `sqlite_` prefix only: a
+/// table named `sqliteXnotes` is a table of the file like any other, one the store has not.
+#[test]
+fn a_table_named_like_sqlites_own_is_not_hidden_from_the_schema_check() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    filled(&store);
+    store.raw_execute("CREATE TABLE sqliteXnotes (x)").unwrap();
+    let error = refused(&store.export_bytes().unwrap(), "INVALID_INPUT");
+    assert!(
+        error.to_string().contains("not a runstore database"),
+        "{error}"
     );
 }

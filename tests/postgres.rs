@@ -303,7 +303,7 @@ fn racing_retries_of_one_step_apply_it_once() {
         assert_eq!(outcome.outcomes, [OperationOutcome::Append { head: 2 }]);
     }
     assert_eq!(store.head("wf").unwrap(), 2);
-    let recorded = store.request_outcome("req-1").unwrap().unwrap();
+    let recorded = store.request_outcome("req-1").unwrap().committed().unwrap();
     assert_eq!(recorded.outcomes, [OperationOutcome::Append { head: 2 }]);
 }
 

@@ -3,7 +3,10 @@
 //! can be used again; and what one request costs the WAL, with the log small and full.
 #![cfg(not(target_family = "wasm"))]
 
-use runstore::{Operation, SqliteStore, Step, StepStore, MAX_KEPT_REQUESTS, REQUEST_RETENTION_MS};
+use runstore::{
+    ClaimFilter, NewOutboxRow, Operation, OperationOutcome, OutboxStore, RequestKey,
+    RequestOutcome, SqliteStore, Step, StepStore, MAX_KEPT_REQUESTS, REQUEST_RETENTION_MS,
+};
 
 fn timer(request_id: &str, n: u64) -> Step {
     Step::new()
@@ -36,19 +39,20 @@ fn a_full_log_forgets_its_oldest_request_at_once_and_deletes_the_forgotten_rows_
     for n in 0..MAX_KEPT_REQUESTS {
         store.commit(&timer(&format!("r{n}"), n)).unwrap();
     }
-    assert!(store.request_outcome("r0").unwrap().is_some());
+    assert!(store.request_outcome("r0").unwrap().committed().is_some());
     let mut most = 0;
     for n in MAX_KEPT_REQUESTS..MAX_KEPT_REQUESTS + 200 {
         store.commit(&timer(&format!("r{n}"), n)).unwrap();
         // The oldest request past the bound is forgotten by this very commit ...
         let forgotten = n - MAX_KEPT_REQUESTS;
-        assert_eq!(
+        assert!(matches!(
             store.request_outcome(&format!("r{forgotten}")).unwrap(),
-            None
-        );
+            RequestOutcome::Unknown { .. }
+        ));
         assert!(store
             .request_outcome(&format!("r{}", forgotten + 1))
             .unwrap()
+            .committed()
             .is_some());
         if n % 50 == 0 {
             most = most.max(rows(&store));
@@ -78,14 +82,17 @@ fn expired_requests_read_as_forgotten_and_their_rows_go_with_the_next_batch() {
         ))
         .unwrap();
     // Still within the bounds of the newest request, itself aged.
-    assert!(store.request_outcome("old0").unwrap().is_some());
+    assert!(store.request_outcome("old0").unwrap().committed().is_some());
     store.commit(&timer("new0", 100)).unwrap();
     for n in 0..10 {
-        assert_eq!(store.request_outcome(&format!("old{n}")).unwrap(), None);
+        assert!(matches!(
+            store.request_outcome(&format!("old{n}")).unwrap(),
+            RequestOutcome::Unknown { .. }
+        ));
     }
     // An expired id committed anew replaces its row.
     assert!(!store.commit(&timer("old4", 101)).unwrap().replayed);
-    assert!(store.request_outcome("old4").unwrap().is_some());
+    assert!(store.request_outcome("old4").unwrap().committed().is_some());
     for n in 1..64 {
         store.commit(&timer(&format!("new{n}"), 100 + n)).unwrap();
     }
@@ -148,4 +155,170 @@ fn checkpoint_update(n: u64, request_id: Option<String>) -> Step {
             expected_revision: revision.checked_sub(1),
         }],
     }
+}
+
+/// What the log says of an id it does not hold: that it did not commit only while it has
+/// forgotten nothing; past that, that it cannot tell, with the time up to which it forgot.
+#[test]
+fn an_id_the_log_does_not_hold_is_not_committed_only_while_nothing_was_forgotten() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    for n in 0..MAX_KEPT_REQUESTS {
+        store.commit(&timer(&format!("r{n}"), n)).unwrap();
+    }
+    assert_eq!(
+        store.request_outcome("never-sent").unwrap(),
+        RequestOutcome::NotCommitted {
+            request_id: "never-sent".into()
+        }
+    );
+    let first = store.request_outcome("r0").unwrap().committed().unwrap();
+    store.commit(&timer("one-more", 0)).unwrap();
+    // r0 is forgotten now: neither it nor an id never sent reads as "not committed".
+    for id in ["r0", "never-sent"] {
+        assert_eq!(
+            store.request_outcome(id).unwrap(),
+            RequestOutcome::Unknown {
+                request_id: id.into(),
+                forgotten_through: first.committed_at
+            }
+        );
+    }
+    // Deleted in a batch later, its time is still known.
+    for n in 0..64 {
+        store.commit(&timer(&format!("later{n}"), n)).unwrap();
+    }
+    assert!(rows(&store) < MAX_KEPT_REQUESTS + 64);
+    assert!(matches!(
+        store.request_outcome("r0").unwrap(),
+        RequestOutcome::Unknown { forgotten_through, .. } if forgotten_through >= first.committed_at
+    ));
+}
+
+/// An import replaces the log: every request the store knew before reads as forgotten, never
+/// as not committed, and the file's own requests as the file says.
+#[test]
+fn after_an_import_the_requests_the_store_knew_read_as_forgotten() {
+    let source = SqliteStore::open_in_memory().unwrap();
+    source.commit(&timer("in-file", 1)).unwrap();
+    let file = source.export_bytes().unwrap();
+    let mut store = SqliteStore::open_in_memory().unwrap();
+    store.commit(&timer("before-import", 2)).unwrap();
+    let known = store
+        .request_outcome("before-import")
+        .unwrap()
+        .committed()
+        .unwrap();
+    store.import_bytes(&file, None).unwrap();
+    assert_eq!(
+        store.request_outcome("before-import").unwrap(),
+        RequestOutcome::Unknown {
+            request_id: "before-import".into(),
+            forgotten_through: known.committed_at
+        }
+    );
+    assert!(store
+        .request_outcome("in-file")
+        .unwrap()
+        .committed()
+        .is_some());
+}
+
+/// Each scope keeps its own window: a full window of one scope forgets nothing of another.
+#[test]
+fn each_scope_keeps_its_own_window() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let key = |scope: &str, id: String| RequestKey {
+        scope: scope.into(),
+        id,
+        fingerprint: "f".into(),
+    };
+    let op = |n: u64| timer("x", n).operations;
+    store
+        .commit_request(Some(&key("a", "kept".into())), &op(0))
+        .unwrap();
+    for n in 0..MAX_KEPT_REQUESTS + 100 {
+        store
+            .commit_request(Some(&key("b", format!("b{n}"))), &op(n))
+            .unwrap();
+    }
+    assert!(store
+        .request_outcome_in("a", "kept")
+        .unwrap()
+        .committed()
+        .is_some());
+    assert!(matches!(
+        store.request_outcome_in("b", "b0").unwrap(),
+        RequestOutcome::Unknown { .. }
+    ));
+    // The same id in another scope is another request.
+    assert_eq!(
+        store.request_outcome("kept").unwrap(),
+        RequestOutcome::NotCommitted {
+            request_id: "kept".into()
+        }
+    );
+    let replay = store
+        .commit_request(Some(&key("a", "kept".into())), &op(0))
+        .unwrap();
+    assert!(replay.replayed);
+}
+
+/// A claim's outcome is kept as its rows' keys, tokens and state, not their inputs: a read
+/// fetches those again, so a replay and `request_outcome` answer the whole rows.
+#[test]
+fn a_claim_of_a_large_input_keeps_a_small_log_row() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let input: Vec<u8> = (0..1_024_000u32).map(|n| (n % 251) as u8).collect();
+    store
+        .insert_outbox(&[NewOutboxRow {
+            dispatch_key: "big".into(),
+            workflow_id: "wf".into(),
+            ordinal: 1,
+            activity_type: "upload".into(),
+            input: input.clone(),
+            visible_after: 0,
+            attempt: 0,
+            run_id: None,
+            namespace: None,
+            task_queue: None,
+            node: None,
+            max_attempts: None,
+        }])
+        .unwrap();
+    let claim = Step::new()
+        .request_id("claim-big")
+        .with(Operation::ClaimOutbox {
+            now: 10,
+            limit: 1,
+            filter: ClaimFilter::default(),
+        });
+    let first = store.commit(&claim).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db");
+    store
+        .raw_execute(&format!("VACUUM INTO '{}'", copy.display()))
+        .unwrap();
+    let logged: i64 = rusqlite::Connection::open(&copy)
+        .unwrap()
+        .query_row(
+            "SELECT length(outcomes) FROM requests WHERE request_id = 'claim-big'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(logged < 4096, "the log row holds {logged} bytes");
+    // The replay and the recorded outcome still hand the whole row back.
+    let replay = store.commit(&claim).unwrap();
+    assert!(replay.replayed);
+    assert_eq!(replay.outcomes, first.outcomes);
+    let OperationOutcome::ClaimOutbox { rows } = &first.outcomes[0] else {
+        panic!("{first:?}");
+    };
+    assert_eq!(rows[0].input, input);
+    let recorded = store
+        .request_outcome("claim-big")
+        .unwrap()
+        .committed()
+        .unwrap();
+    assert_eq!(recorded.outcomes, first.outcomes);
 }

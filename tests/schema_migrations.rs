@@ -127,10 +127,18 @@ fn a_version_2_database_keeps_its_request_log_without_the_commit_time_index() {
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    let kept = store.request_outcome("before-upgrade").unwrap().unwrap();
+    let kept = store
+        .request_outcome("before-upgrade")
+        .unwrap()
+        .committed()
+        .unwrap();
     assert_eq!(kept.outcomes.len(), 1);
     a_step_replays(&store);
-    assert!(store.request_outcome("before-upgrade").unwrap().is_some());
+    assert!(store
+        .request_outcome("before-upgrade")
+        .unwrap()
+        .committed()
+        .is_some());
     drop(store);
     assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -141,6 +149,7 @@ fn a_version_2_database_keeps_its_request_log_without_the_commit_time_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
+    // One index: the (scope, request id) key's; none on commit time.
     assert_eq!(indexes, ["sqlite_autoindex_requests_1"]);
 }
 

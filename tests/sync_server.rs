@@ -13,7 +13,7 @@ use axum::http::{Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use runstore::server::{router, Concurrent, Grants, Serialized, ServerConfig};
-use runstore::{PgOptions, PgStore, SqliteStore};
+use runstore::{Durability, PgOptions, PgStore, SqliteStore};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -46,13 +46,17 @@ impl Backend {
 
     fn server_with(&self, max_body_bytes: usize) -> Router {
         let config = ServerConfig {
-            grants: grants(),
             max_body_bytes,
+            ..ServerConfig::new(grants())
         };
         match self {
             Backend::Sqlite(dir) => {
-                let store = SqliteStore::open(dir.path().join("server.db")).unwrap();
-                router(Arc::new(Serialized::new(store)), config)
+                // Relaxed: a commit that returned survives the server's process, which is what
+                // a restart here tests; no test cuts the power.
+                let store =
+                    SqliteStore::open_with(dir.path().join("server.db"), Durability::Relaxed)
+                        .unwrap();
+                router(Arc::new(Serialized::new(store)), config).unwrap()
             }
             Backend::Postgres { url, schema } => {
                 let options = PgOptions {
@@ -63,6 +67,7 @@ impl Backend {
                     Arc::new(Concurrent::open(|| PgStore::connect_with(url, &options)).unwrap()),
                     config,
                 )
+                .unwrap()
             }
         }
     }
@@ -590,5 +595,335 @@ async fn pushed_outbox_rows_are_claimed_by_the_namespaces_workers_under_fenced_t
         )
         .await;
         assert_eq!(none["rows"], json!([]));
+    }
+}
+
+/// Runs `request(app, n)` for every `n` below `count`, four at a time.
+async fn in_parallel<F, R>(app: &Router, count: u64, request: F)
+where
+    F: Fn(Router, u64) -> R + Send + Sync + Copy + 'static,
+    R: std::future::Future<Output = ()> + Send,
+{
+    let tasks: Vec<_> = (0..4)
+        .map(|lane| {
+            let app = app.clone();
+            tokio::spawn(async move {
+                for n in (lane..count).step_by(4) {
+                    request(app.clone(), n).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
+/// The answer to a request re-sent under `request_id` with other content: a conflict on the
+/// request id (never a replay of what the id first did).
+fn assert_request_conflict(status: StatusCode, body: &Value, request_id: &str) {
+    assert_eq!(
+        (
+            status,
+            body["code"].as_str(),
+            body["entity"].as_str(),
+            body["id"].as_str()
+        ),
+        (
+            StatusCode::CONFLICT,
+            Some("CONFLICT"),
+            Some("request"),
+            Some(request_id)
+        ),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_push_id_sent_again_with_other_events_is_a_conflict_never_a_replay() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let (status, _) = push(&app, "p", "wf", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_eq!(status, StatusCode::OK);
+        // A client that lost this state (an import of an older export, a relaxed power loss)
+        // wrote two other events and pushes them under the same id: they must not be
+        // answered as the first push's replay, which would drop them silently.
+        let (status, body) = push(&app, "p", "wf", 0, vec![event("x", 1), event("y", 2)]).await;
+        assert_request_conflict(status, &body, "p");
+        // The same id for another workflow, or another head, is another request too.
+        let (status, body) = push(&app, "p", "wf-2", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_request_conflict(status, &body, "p");
+        let (status, body) = push(&app, "p", "wf", 1, vec![event("b", 2)]).await;
+        assert_request_conflict(status, &body, "p");
+        // The very same push is still a replay.
+        let (status, body) = push(&app, "p", "wf", 0, vec![event("a", 1), event("b", 2)]).await;
+        assert_eq!(
+            (status, &body),
+            (StatusCode::OK, &json!({ "head": 2, "replayed": true }))
+        );
+
+        let (_, history) = get(&app, "/v1/namespaces/team/workflows/wf/events").await;
+        let names: Vec<_> = history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("a"), json!("b")]);
+        assert_eq!(head(&app, "team", "wf-2").await, 0);
+        assert_eq!(changes(&app, 0).await["cursor"], 1, "one push applied");
+    }
+}
+
+#[tokio::test]
+async fn an_outbox_request_id_sent_again_with_other_content_is_a_conflict() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let row = |key: &str| json!({ "dispatchKey": key, "workflowId": "wf", "ordinal": 1, "activityType": "charge", "input": [1], "visibleAfter": 0 });
+        let mut body = push_body("rows", "wf", 0, vec![event("a", 1)]);
+        body["outbox"] = json!([row("k1"), row("k2"), row("k3")]);
+        assert_eq!(
+            post(&app, "/v1/namespaces/team/push", Some(TOKEN), body)
+                .await
+                .0,
+            StatusCode::OK
+        );
+        let outbox = |route: &str| format!("/v1/namespaces/team/outbox/{route}");
+
+        let (_, claimed) = post(
+            &app,
+            &outbox("claim"),
+            Some(TOKEN),
+            json!({ "limit": 2, "requestId": "c" }),
+        )
+        .await;
+        let rows = claimed["rows"].as_array().unwrap().clone();
+        assert_eq!(rows.len(), 2, "{claimed}");
+        let token = rows[0]["claimToken"].as_u64().unwrap();
+        // A claim under the same id asking for another limit is another claim.
+        let (status, body) = post(
+            &app,
+            &outbox("claim"),
+            Some(TOKEN),
+            json!({ "limit": 3, "requestId": "c" }),
+        )
+        .await;
+        assert_request_conflict(status, &body, "c");
+
+        let complete = |key: &str, token: u64| json!({ "dispatchKey": key, "claimToken": token, "requestId": "done" });
+        assert_eq!(
+            post(
+                &app,
+                &outbox("complete"),
+                Some(TOKEN),
+                complete("k1", token)
+            )
+            .await
+            .0,
+            StatusCode::OK
+        );
+        // The same completion id for another row or under another token is refused, not
+        // answered as the first completion's success.
+        for other in [complete("k2", token), complete("k1", token + 7)] {
+            let (status, body) = post(&app, &outbox("complete"), Some(TOKEN), other).await;
+            assert_request_conflict(status, &body, "done");
+        }
+        let (status, body) = post(
+            &app,
+            &outbox("complete"),
+            Some(TOKEN),
+            complete("k1", token),
+        )
+        .await;
+        assert_eq!((status, body), (StatusCode::OK, json!({})));
+
+        let retry = |next: u32| json!({ "dispatchKey": "k2", "claimToken": token, "nextAttempt": next, "visibleAfter": 0, "requestId": "again" });
+        assert_eq!(
+            post(&app, &outbox("retry"), Some(TOKEN), retry(1)).await.0,
+            StatusCode::OK
+        );
+        let (status, body) = post(&app, &outbox("retry"), Some(TOKEN), retry(2)).await;
+        assert_request_conflict(status, &body, "again");
+
+        let fail = |reason: &str| json!({ "dispatchKey": "k2", "claimToken": token, "reason": reason, "requestId": "again" });
+        let (status, body) = post(&app, &outbox("fail"), Some(TOKEN), fail("declined")).await;
+        assert_request_conflict(status, &body, "again");
+
+        // Nothing of the refused requests happened: k2 is pending again, k3 never claimed.
+        let (_, next) = post(&app, &outbox("claim"), Some(TOKEN), json!({ "limit": 10 })).await;
+        let mut keys: Vec<_> = next["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["dispatchKey"].as_str().unwrap().to_owned())
+            .collect();
+        keys.sort();
+        assert_eq!(keys, ["k2", "k3"]);
+    }
+}
+
+#[tokio::test]
+async fn a_namespaces_request_ids_outlive_other_namespaces_traffic_and_rolled_back_requests() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        let row = |key: &str| json!({ "dispatchKey": key, "workflowId": "wf", "ordinal": 1, "activityType": "charge", "input": [1], "visibleAfter": 0 });
+        let mut body = push_body("rows", "wf", 0, vec![event("a", 1)]);
+        body["outbox"] = json!([row("k1"), row("k2")]);
+        assert_eq!(
+            post(&app, "/v1/namespaces/team/push", Some(TOKEN), body)
+                .await
+                .0,
+            StatusCode::OK
+        );
+        let claim = json!({ "limit": 1, "requestId": "claim-1" });
+        let (_, first) = post(
+            &app,
+            "/v1/namespaces/team/outbox/claim",
+            Some(TOKEN),
+            claim.clone(),
+        )
+        .await;
+        assert_eq!(first["rows"][0]["dispatchKey"], "k1", "{first}");
+
+        // Another namespace's traffic fills its own window, not this one's.
+        in_parallel(&app, runstore::MAX_KEPT_REQUESTS + 1, |app, n| async move {
+            let body = json!({ "limit": 1, "requestId": format!("poll-{n}") });
+            let (status, answer) = post(
+                &app,
+                "/v1/namespaces/other/outbox/claim",
+                Some(OTHER_TOKEN),
+                body,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+        })
+        .await;
+        // Requests that roll back (pushes under a stale head) commit nothing, and count for
+        // nothing, whatever sequence values they use up.
+        in_parallel(&app, runstore::MAX_KEPT_REQUESTS + 1, |app, n| async move {
+            let (status, _) = push(&app, &format!("stale-{n}"), "wf", 0, vec![event("b", n)]).await;
+            assert_eq!(status, StatusCode::CONFLICT);
+        })
+        .await;
+        let (status, _) = push(&app, "next", "wf", 1, vec![event("c", 2)]).await;
+        assert_eq!(status, StatusCode::OK);
+
+        // The claim re-sent is still its replay: the same row and token, not another row.
+        let (_, again) = post(&app, "/v1/namespaces/team/outbox/claim", Some(TOKEN), claim).await;
+        assert_eq!(again, first);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pushes_to_one_namespace_never_wedge_on_its_feed_under_concurrency() {
+    const CLIENTS: u64 = 48;
+    const PUSHES: u64 = 15;
+    for backend in Backend::all() {
+        let app = backend.server();
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                let app = app.clone();
+                tokio::spawn(async move {
+                    for n in 0..PUSHES {
+                        let id = format!("c{client}-{n}");
+                        let workflow = format!("wf-{client}");
+                        let (status, body) =
+                            push(&app, &id, &workflow, n, vec![event("e", n + 1)]).await;
+                        assert_eq!(status, StatusCode::OK, "{body}");
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let mut after = 0;
+        let mut heads = std::collections::BTreeMap::new();
+        loop {
+            let page = changes(&app, after).await;
+            for change in page["changes"].as_array().unwrap() {
+                heads.insert(
+                    change["workflowId"].as_str().unwrap().to_owned(),
+                    change["head"].as_u64().unwrap(),
+                );
+            }
+            after = page["cursor"].as_u64().unwrap();
+            if !page["more"].as_bool().unwrap() {
+                break;
+            }
+        }
+        assert_eq!(
+            after,
+            CLIENTS * PUSHES,
+            "one feed entry per push, none lost"
+        );
+        assert_eq!(heads.len() as u64, CLIENTS);
+        assert!(heads.values().all(|&head| head == PUSHES), "{heads:?}");
+    }
+}
+
+/// A body of events of about `size` bytes each.
+fn big_event(n: u64, size: usize) -> Value {
+    json!({ "type": "custom", "name": "big", "recordedAt": n, "data": { "n": n, "blob": "x".repeat(size) } })
+}
+
+#[tokio::test]
+async fn pulls_and_conflicts_answer_a_bounded_number_of_bytes() {
+    const EVENT: usize = 900_000;
+    const EVENTS: u64 = 12;
+    for backend in Backend::all() {
+        let app = backend.server();
+        for n in 0..EVENTS {
+            let (status, body) = push(
+                &app,
+                &format!("big-{n}"),
+                "big",
+                n,
+                vec![big_event(n + 1, EVENT)],
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let limit = runstore::server::DEFAULT_MAX_ANSWER_BYTES;
+        // A pull pages by bytes: each page holds at most the limit (or one event, when one
+        // alone is larger), and paging on reads every event once.
+        let mut after = 0;
+        let mut seen = Vec::new();
+        loop {
+            let (status, body) = call(
+                &app,
+                "GET",
+                &format!("/v1/namespaces/team/workflows/big/events?after={after}"),
+                Some(TOKEN),
+                None,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+            let size = body.to_string().len();
+            let events = body["events"].as_array().unwrap();
+            assert!(!events.is_empty());
+            assert!(
+                size <= limit + EVENT + 1024 || events.len() == 1,
+                "{size} bytes in one answer"
+            );
+            seen.extend(events.iter().map(|e| e["seq"].as_u64().unwrap()));
+            after = *seen.last().unwrap();
+            if body["complete"] == json!(true) {
+                break;
+            }
+        }
+        assert_eq!(seen, (1..=EVENTS).collect::<Vec<_>>());
+        // A conflict names the server's head and carries a bounded part of its events.
+        let (status, body) = push(&app, "late", "big", 0, vec![event("mine", 1)]).await;
+        assert_eq!(
+            (status, body["actual"].as_u64()),
+            (StatusCode::CONFLICT, Some(EVENTS))
+        );
+        assert!(
+            body.to_string().len() <= limit + EVENT + 1024,
+            "{} bytes",
+            body.to_string().len()
+        );
+        assert_eq!(body["eventsComplete"], false);
     }
 }

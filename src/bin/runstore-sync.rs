@@ -8,7 +8,8 @@
 //! - `RUNSTORE_SYNC_SQLITE`: a SQLite store's file (created if missing);
 //! - `RUNSTORE_SYNC_LISTEN`: the address to listen on (default `127.0.0.1:8787`; port 0 picks
 //!   a free one);
-//! - `RUNSTORE_SYNC_MAX_BODY`: the largest request body in bytes (default 4 MiB).
+//! - `RUNSTORE_SYNC_MAX_BODY`: the largest request body in bytes (default 4 MiB);
+//! - `RUNSTORE_SYNC_MAX_ANSWER`: the most bytes of events one answer carries (default 4 MiB).
 //!
 //! It prints `runstore-sync listening on http://<address>` once it accepts connections, and
 //! stops on SIGINT or SIGTERM after the requests in flight.
@@ -18,7 +19,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use runstore::server::{
-    router, Concurrent, Grants, Serialized, ServerConfig, DEFAULT_MAX_BODY_BYTES,
+    router, Concurrent, Grants, Serialized, ServerConfig, DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_MAX_BODY_BYTES,
 };
 use runstore::{PgOptions, PgStore, SqliteStore};
 
@@ -47,16 +49,21 @@ fn config() -> Result<ServerConfig, String> {
         _ => return Err("set one of RUNSTORE_SYNC_TOKENS and RUNSTORE_SYNC_TOKENS_FILE".into()),
     };
     let grants = Grants::from_json(&grants_json).map_err(|e| e.to_string())?;
-    let max_body_bytes = match setting("RUNSTORE_SYNC_MAX_BODY") {
-        None => DEFAULT_MAX_BODY_BYTES,
-        Some(text) => text
-            .parse()
-            .map_err(|_| format!("RUNSTORE_SYNC_MAX_BODY {text:?} is not a number of bytes"))?,
-    };
     Ok(ServerConfig {
         grants,
-        max_body_bytes,
+        max_body_bytes: bytes_setting("RUNSTORE_SYNC_MAX_BODY", DEFAULT_MAX_BODY_BYTES)?,
+        max_answer_bytes: bytes_setting("RUNSTORE_SYNC_MAX_ANSWER", DEFAULT_MAX_ANSWER_BYTES)?,
     })
+}
+
+/// A number of bytes from the environment, `default` when unset.
+fn bytes_setting(name: &str, default: usize) -> Result<usize, String> {
+    match setting(name) {
+        None => Ok(default),
+        Some(text) => text
+            .parse()
+            .map_err(|_| format!("{name} {text:?} is not a number of bytes")),
+    }
 }
 
 fn run() -> Result<(), String> {
@@ -90,11 +97,11 @@ fn open_store(config: ServerConfig) -> Result<Router, String> {
             };
             let store = Concurrent::open(|| PgStore::connect_with(&url, &options))
                 .map_err(|e| format!("cannot open the PostgreSQL store: {e}"))?;
-            Ok(router(Arc::new(store), config))
+            router(Arc::new(store), config).map_err(|e| e.to_string())
         }
         (None, Some(path)) => {
             let store = SqliteStore::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
-            Ok(router(Arc::new(Serialized::new(store)), config))
+            router(Arc::new(Serialized::new(store)), config).map_err(|e| e.to_string())
         }
         _ => Err("set one of RUNSTORE_SYNC_POSTGRES and RUNSTORE_SYNC_SQLITE".into()),
     }

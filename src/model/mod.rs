@@ -21,6 +21,7 @@ pub mod packages;
 pub mod retention;
 pub mod run_journal;
 pub mod steps;
+pub mod sync;
 pub mod timers;
 pub mod visibility;
 

@@ -18,6 +18,7 @@ use super::outbox::{ClaimFilter, NewOutboxRow, OutboxClaim, OutboxRow, OutboxSta
 use super::packages::PackageRecord;
 use super::retention::PurgeCounts;
 use super::run_journal::RunEvent;
+use super::sync::{CursorMove, SyncHeadUpdate};
 use super::visibility::VisibilityRecord;
 use super::Millis;
 use crate::error::Result;
@@ -25,11 +26,16 @@ use crate::error::Result;
 /// Most operations one step may hold: a step is one transaction that holds the write lock.
 pub const MAX_STEP_OPERATIONS: usize = 1000;
 
-/// Request ids are kept at most this long after their commit (7 days).
+/// Request ids are kept at most this long after their commit (7 days), counted from the newest
+/// request of their scope.
 pub const REQUEST_RETENTION_MS: Millis = 7 * 24 * 60 * 60 * 1000;
 
-/// At most this many request ids are kept; the oldest go first.
+/// At most this many request ids are kept per scope; the oldest go first.
 pub const MAX_KEPT_REQUESTS: u64 = 10_000;
+
+/// The scope of the store's own steps (and of every request the JS package makes). A sync
+/// server keeps one scope per namespace.
+pub const DEFAULT_REQUEST_SCOPE: &str = "";
 
 /// One write, as data. In JS the tag is the `op` field: `{ op: "append", workflowId, ... }`.
 /// Each operation has the semantics and errors of the store method of the same name.
@@ -160,6 +166,28 @@ pub enum Operation {
         workflow_type: String,
         content_hash: String,
     },
+    /// [`crate::SyncState`]: what a sync pass keeps (the target's client id, cursor and mark,
+    /// and agreed heads), each part applied only from the state the pass read.
+    SaveSync {
+        target: String,
+        client_id: String,
+        #[serde(default)]
+        cursor: Option<CursorMove>,
+        #[serde(default)]
+        mark: Option<u64>,
+        #[serde(default)]
+        heads: Vec<SyncHeadUpdate>,
+    },
+    /// The sync server's record of a push (see [`crate::SyncFeed`]): `workflow_id` went from
+    /// head `base` to head `head`, the next entry of `feed`. Entries take their positions in
+    /// the order their steps commit. Not part of the JS API: never read from JSON.
+    #[serde(skip_deserializing)]
+    RecordChange {
+        feed: String,
+        workflow_id: String,
+        base: u64,
+        head: u64,
+    },
 }
 
 /// What one operation did, in the order of the step. The tag `op` names the operation.
@@ -245,6 +273,11 @@ pub enum OperationOutcome {
         dropped_routes: Vec<String>,
     },
     SetPackageRoute {},
+    SaveSync {},
+    /// The entry's position in its feed.
+    RecordChange {
+        position: u64,
+    },
 }
 
 /// Operations to apply together, with an optional request id.
@@ -279,7 +312,12 @@ impl Step {
     /// Whether every operation of the step deletes (artifacts, packages, workflows): such a
     /// step must work on a full disk, where it is how room comes back.
     pub fn frees_space(&self) -> bool {
-        self.operations.iter().all(|operation| {
+        Self::frees_space_of(&self.operations)
+    }
+
+    /// Whether every one of `operations` deletes (see [`Step::frees_space`]).
+    pub fn frees_space_of(operations: &[Operation]) -> bool {
+        operations.iter().all(|operation| {
             matches!(
                 operation,
                 Operation::DeleteArtifact { .. }
@@ -302,6 +340,32 @@ pub struct StepOutcome {
     pub replayed: bool,
 }
 
+/// A request as the log knows it: its id, and a fingerprint of its content. The same id with
+/// another fingerprint is another request: `CONFLICT`, never a replay.
+///
+/// [`StepStore::commit`] makes one from the step (the fingerprint of its operations); a
+/// caller whose operations differ between retries of one request (a server route that stamps
+/// its own time into them) fingerprints the request as it received it instead, with
+/// [`request_fingerprint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestKey {
+    /// The window the id belongs to ([`DEFAULT_REQUEST_SCOPE`], or a namespace of a server):
+    /// each scope keeps its own [`MAX_KEPT_REQUESTS`] ids, so that one scope's traffic never
+    /// pushes another's ids out, and the same id in two scopes names two requests.
+    pub scope: String,
+    pub id: String,
+    pub fingerprint: String,
+}
+
+/// The fingerprint of a request of kind `kind` (a route's name, say) with content `content`:
+/// a SHA-256 of the kind and the content's JSON, keys in the order they were written.
+///
+/// # Errors
+/// [`crate::Error::Serialization`] when `content` cannot be written as JSON.
+pub fn request_fingerprint(kind: &str, content: &impl Serialize) -> Result<String> {
+    crate::backend::requests::fingerprint_of(kind, content)
+}
+
 /// A committed request as the store recorded it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -312,6 +376,65 @@ pub struct RequestRecord {
     pub outcomes: Vec<OperationOutcome>,
 }
 
+/// What the request log says of a request id ([`StepStore::request_outcome`]).
+///
+/// The log keeps the latest [`MAX_KEPT_REQUESTS`] ids of each scope for at most
+/// [`REQUEST_RETENTION_MS`], so an id it does not hold either never committed or committed and
+/// was forgotten. It tells the two apart only as far as it can: an expired id is never taken
+/// for one that did not commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "status",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum RequestOutcome {
+    /// The request committed, with these outcomes.
+    Committed {
+        request_id: String,
+        /// When it committed, by the store's clock (ms since the epoch).
+        committed_at: Millis,
+        outcomes: Vec<OperationOutcome>,
+    },
+    /// No request under this id committed: the log has forgotten no request of its scope.
+    NotCommitted { request_id: String },
+    /// The log does not hold the id, and it has forgotten requests committed up to
+    /// `forgotten_through` (the store's clock, ms since the epoch): a request sent after that
+    /// time did not commit; one sent before may have committed and been forgotten.
+    Unknown {
+        request_id: String,
+        forgotten_through: Millis,
+    },
+}
+
+impl RequestOutcome {
+    /// The record of a committed request, `None` for the other answers.
+    pub fn committed(self) -> Option<RequestRecord> {
+        match self {
+            RequestOutcome::Committed {
+                request_id,
+                committed_at,
+                outcomes,
+            } => Some(RequestRecord {
+                request_id,
+                committed_at,
+                outcomes,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl From<RequestRecord> for RequestOutcome {
+    fn from(record: RequestRecord) -> Self {
+        RequestOutcome::Committed {
+            request_id: record.request_id,
+            committed_at: record.committed_at,
+            outcomes: record.outcomes,
+        }
+    }
+}
+
 /// Steps and their request log.
 pub trait StepStore {
     /// Applies every operation of `step`, in order, in one `IMMEDIATE` transaction: all of
@@ -320,7 +443,7 @@ pub trait StepStore {
     /// the recorded outcomes with `replayed: true`.
     ///
     /// Request ids are kept for [`REQUEST_RETENTION_MS`] and at most [`MAX_KEPT_REQUESTS`] of
-    /// them (oldest dropped first); an id older than that is unknown again.
+    /// them per scope (oldest dropped first); an id older than that is unknown again.
     ///
     /// # Errors
     /// - [`crate::Error::Operation`] wrapping the failing operation's own error (its code is
@@ -329,12 +452,35 @@ pub trait StepStore {
     ///   [`MAX_STEP_OPERATIONS`] operations, or an empty or oversized request id.
     /// - [`crate::Error::Conflict`] (entity `"request"`) when the request id committed before
     ///   with other operations.
-    fn commit(&self, step: &Step) -> Result<StepOutcome>;
+    fn commit(&self, step: &Step) -> Result<StepOutcome> {
+        let key = crate::backend::requests::step_key(step)?;
+        self.commit_request(key.as_ref(), &step.operations)
+    }
 
-    /// The recorded outcome of request `request_id`, `None` when no step under that id
-    /// committed (or it has expired).
+    /// As [`StepStore::commit`], under `request` as given (or none): the request is a replay
+    /// when its id committed before with the same fingerprint, a [`crate::Error::Conflict`]
+    /// (entity `"request"`) when with another, and applied otherwise.
+    ///
+    /// # Errors
+    /// As [`StepStore::commit`].
+    fn commit_request(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome>;
+
+    /// What the log says of request `request_id` of the store's own scope: committed (with its
+    /// outcomes), not committed, or unknown (not held, but possibly forgotten).
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty or oversized id.
-    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>>;
+    fn request_outcome(&self, request_id: &str) -> Result<RequestOutcome> {
+        self.request_outcome_in(DEFAULT_REQUEST_SCOPE, request_id)
+    }
+
+    /// As [`StepStore::request_outcome`], for an id of `scope`.
+    ///
+    /// # Errors
+    /// As [`StepStore::request_outcome`]; [`crate::Error::InvalidInput`] for an oversized scope.
+    fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome>;
 }

@@ -8,11 +8,12 @@ use sha2::{Digest, Sha256};
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_i64, to_u64, PgStore};
+use crate::backend::artifacts::{artifact_id, check_artifact, verify};
+use crate::backend::checks::check_id;
+use crate::backend::hex;
 use crate::error::{Error, Result};
 use crate::model::artifacts::*;
 use crate::model::{Millis, Page, PageRequest};
-use crate::sqlite::artifacts::{artifact_id, check_artifact, hex, verify};
-use crate::sqlite::check_id;
 
 /// Every column but `bytes`, in the order [`meta_from_row`] reads them.
 const META_COLUMNS: &str = "scope, artifact_id, media_type, name, size_bytes, sha256,

@@ -7,11 +7,11 @@ use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_u64, PgStore};
+use crate::backend::checks::{check_id, encode_document};
+use crate::backend::revisions::{conflict, next_revision, Target};
 use crate::error::{Error, Result};
 use crate::model::checkpoints::*;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::revisions::{conflict, next_revision, Target};
-use crate::sqlite::{check_id, encode_document};
 
 const COLUMNS: &str = "checkpoint_id, run_id, revision, state, updated_at";
 

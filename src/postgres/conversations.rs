@@ -5,10 +5,10 @@ use super::session::Tx;
 use super::checkpoints::written_or_conflict;
 use super::paging::col;
 use super::{to_u64, PgStore};
+use crate::backend::checks::{check_id, check_size, MAX_BLOB_BYTES};
+use crate::backend::revisions::{next_revision, Target};
 use crate::error::{Error, Result};
 use crate::model::conversations::*;
-use crate::sqlite::revisions::{next_revision, Target};
-use crate::sqlite::{check_id, check_size, MAX_BLOB_BYTES};
 
 fn target(conversation_id: &str) -> Target<'_> {
     Target {

@@ -6,12 +6,12 @@ use super::session::{Sql, Tx};
 
 use super::paging::{col, Key, KeyKind, Listing, Param};
 use super::{to_u64, PgStore};
+use crate::backend::checks::check_id;
+use crate::backend::effects::{check_update, encode, Encoded, Stored};
+use crate::backend::revisions::{conflict, Target};
 use crate::error::{Error, Result};
 use crate::model::effects::*;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::check_id;
-use crate::sqlite::effects::{check_update, encode, Encoded, Stored};
-use crate::sqlite::revisions::{conflict, Target};
 
 const COLUMNS: &str = "effect_id, capability_id, idempotency_key, revision, status, request,
      output, error, updated_at";

@@ -12,16 +12,17 @@ use super::session::{Sql, Tx};
 
 use super::outbox::insert_unique;
 use super::paging::{col, Key, KeyKind, Listing, Param};
+use super::sync_state::next_change_mark;
 use super::{to_i64, to_u64, PgStore};
+use crate::backend::checks::check_id;
+use crate::backend::events::{
+    check_event, decode, decode_at, encode, Projection, RunChain, LIFECYCLE,
+};
+use crate::backend::outbox::check_rows;
 use crate::error::{Error, Result};
 use crate::model::journal::*;
 use crate::model::outbox::NewOutboxRow;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::check_id;
-use crate::sqlite::journal::{
-    check_event, decode, decode_at, encode, Projection, RunChain, LIFECYCLE,
-};
-use crate::sqlite::outbox::check_rows;
 
 const SUMMARY_COLUMNS: &str =
     "workflow_id, head, status, workflow_type, run_id, started_at, closed_at, updated_at";
@@ -128,14 +129,17 @@ fn append_encoded(
            AS t(s, k, r, e)",
         &[&workflow_id, &seqs, &kinds, &times, &blobs],
     )?;
+    // While a sync target exists, the workflow takes the store's next change mark.
+    let changed = next_change_mark(tx)?;
     tx.execute(
         "INSERT INTO workflows (workflow_id, head, status, workflow_type, run_id, started_at,
-           closed_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           closed_at, updated_at, changed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (workflow_id) DO UPDATE SET head = excluded.head, status = excluded.status,
            workflow_type = excluded.workflow_type, run_id = excluded.run_id,
            started_at = excluded.started_at, closed_at = excluded.closed_at,
-           updated_at = excluded.updated_at",
+           updated_at = excluded.updated_at,
+           changed = coalesce(excluded.changed, workflows.changed)",
         &[
             &workflow_id,
             &to_i64("seq", seq)?,
@@ -145,6 +149,7 @@ fn append_encoded(
             &projection.started_at,
             &projection.closed_at,
             &projection.updated_at,
+            &changed,
         ],
     )?;
     Ok(seq)
@@ -171,6 +176,16 @@ const SUMMARIES: Listing = Listing {
           workflow_id",
     kinds: &[KeyKind::Int, KeyKind::Int, KeyKind::Text],
 };
+
+/// A row of `(seq, event)` as the workflow's stored event.
+pub(super) fn decode_row_event(workflow_id: &str, row: &Row) -> Result<StoredEvent> {
+    let seq = to_u64("seq", col(row, 0)?)?;
+    let blob: &[u8] = col(row, 1)?;
+    Ok(StoredEvent {
+        seq,
+        event: decode_at(workflow_id, seq, blob)?,
+    })
+}
 
 fn head_of(client: &mut impl Sql, workflow_id: &str) -> Result<u64> {
     let head = client.query_opt(
@@ -286,7 +301,7 @@ impl EventJournal for PgStore {
         query: &WorkflowQuery,
         page: &PageRequest,
     ) -> Result<Page<WorkflowSummary>> {
-        crate::sqlite::journal::check_query(query)?;
+        crate::backend::events::check_query(query)?;
         let params: Vec<Param> = vec![
             Box::new(query.status.map(|s| s.as_str().to_owned())),
             Box::new(query.workflow_type.clone()),

@@ -2,7 +2,7 @@
 //! this module, one file per area as in `src/sqlite`, on one schema (`schema.sql`).
 //!
 //! The semantics and error codes are the SQLite store's; the input checks, event encoding,
-//! status projection and fingerprints are the very same functions. What differs is how
+//! status projection, cursors and fingerprints are the very same functions, in `src/backend`. What differs is how
 //! concurrency is said: many connections write at once, so
 //! - every write runs in one `READ COMMITTED` transaction that locks what it reads before it
 //!   writes (`SELECT ... FOR UPDATE`), and the database enforces the invariants with unique
@@ -34,6 +34,8 @@ mod retention;
 mod run_journal;
 mod session;
 mod steps;
+mod sync_feed;
+mod sync_state;
 mod timers;
 mod visibility;
 
@@ -87,6 +89,8 @@ impl Default for PgOptions {
 /// ```
 pub struct PgStore {
     pool: Pool,
+    /// How to connect, for the change listener's connection of its own.
+    config: postgres::Config,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -131,7 +135,7 @@ impl PgStore {
             config.options(&format!("-c search_path={schema}"));
         }
         config.connect_timeout(options.connect_timeout);
-        let manager = Manager(PostgresConnectionManager::new(config, NoTls));
+        let manager = Manager(PostgresConnectionManager::new(config.clone(), NoTls));
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
@@ -142,7 +146,7 @@ impl PgStore {
             .connection_timeout(options.connect_timeout)
             .build(manager)
             .map_err(unavailable)?;
-        let store = Self { pool };
+        let store = Self { pool, config };
         store.write(|tx| migrations::migrate(tx, options.schema.as_deref()))?;
         Ok(store)
     }
@@ -284,10 +288,10 @@ impl From<postgres::Error> for Error {
 
 /// Converts a caller's unsigned count or sequence to PostgreSQL's `bigint`.
 fn to_i64(field: &str, value: u64) -> Result<i64> {
-    crate::sqlite::to_sql_int(field, value)
+    crate::backend::checks::to_sql_int(field, value)
 }
 
 /// Converts a stored `bigint` that must not be negative.
 fn to_u64(column: &str, value: i64) -> Result<u64> {
-    crate::sqlite::from_sql_int(column, value)
+    crate::backend::checks::from_sql_int(column, value)
 }

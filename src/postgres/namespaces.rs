@@ -6,11 +6,11 @@ use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::PgStore;
+use crate::backend::checks::check_id;
+use crate::backend::namespaces::encode_placement;
 use crate::error::{Error, Result};
 use crate::model::namespaces::*;
 use crate::model::{Millis, Page, PageRequest};
-use crate::sqlite::check_id;
-use crate::sqlite::namespaces::encode_placement;
 
 const COLUMNS: &str = "name, origin, state, placement, created_at, last_seen";
 

@@ -14,14 +14,14 @@ use super::session::{Sql, Tx};
 
 use super::paging::{col, Key, KeyKind, Listing, Param};
 use super::{to_i64, to_u64, PgStore};
-use crate::error::{Error, Result};
-use crate::model::outbox::*;
-use crate::model::{Millis, Page, PageRequest};
-use crate::sqlite::outbox::{
+use crate::backend::checks::{check_id, check_size, MAX_DOCUMENT_BYTES};
+use crate::backend::outbox::{
     check_batch_limit, check_distinct_claims, check_filter, check_rows, duplicate, is_live,
     settled, status_from, ROW,
 };
-use crate::sqlite::{check_id, check_size, MAX_DOCUMENT_BYTES};
+use crate::error::{Error, Result};
+use crate::model::outbox::*;
+use crate::model::{Millis, Page, PageRequest};
 
 /// The columns [`row_from`] reads, in its order.
 const ROW_COLUMNS: &str = "dispatch_key, workflow_id, ordinal, activity_type, input, status, \

@@ -7,11 +7,11 @@ use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_u64, PgStore};
+use crate::backend::checks::check_id;
+use crate::backend::packages::{check_hash, check_record};
 use crate::error::{Error, Result};
 use crate::model::packages::*;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::check_id;
-use crate::sqlite::packages::{check_hash, check_record};
 
 const COLUMNS: &str = "workflow_type, content_hash, archive, deployed_at";
 

@@ -7,9 +7,9 @@ use postgres::Row;
 
 use super::session::Sql;
 
+use crate::backend::paging::{cursor_key, cursor_text, malformed_cursor, page_limit};
 use crate::error::{Error, Result};
 use crate::model::{Page, PageRequest};
-use crate::sqlite::paging::{cursor_key, cursor_text, malformed_cursor, page_limit};
 
 /// A bound query parameter.
 pub(super) type Param = Box<dyn ToSql + Sync>;

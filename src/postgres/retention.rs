@@ -5,17 +5,18 @@
 use super::session::Tx;
 
 use super::paging::col;
+use super::sync_state::tombstone;
 use super::{to_u64, PgStore};
+use crate::backend::paging::checked_limit;
 use crate::error::Result;
 use crate::model::retention::*;
 use crate::model::Millis;
-use crate::sqlite::paging::checked_limit;
 
 /// The tables keyed by workflow id, in the order `purge_workflows` reads their counts.
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];
 
 /// Every table of the store, for `storage_stats` and `vacuum`.
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 21] = [
     "events",
     "workflows",
     "timers",
@@ -30,6 +31,12 @@ const TABLES: [&str; 15] = [
     "artifacts",
     "conversations",
     "requests",
+    "request_scopes",
+    "sync_feed",
+    "sync_feed_heads",
+    "sync_targets",
+    "sync_heads",
+    "sync_clock",
     "runstore_schema",
 ];
 
@@ -53,6 +60,7 @@ pub(super) fn purge_in(tx: &mut Tx<'_>, closed_before: Millis, limit: u32) -> Re
     if ids.is_empty() {
         return Ok(PurgeCounts::default());
     }
+    tombstone(tx, &ids)?;
     let mut deleted = [0u64; PER_WORKFLOW.len()];
     for (count, table) in deleted.iter_mut().zip(PER_WORKFLOW) {
         *count = tx.execute(

@@ -4,10 +4,10 @@ use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::{to_i64, to_u64, PgStore};
+use crate::backend::checks::{check_id, encode_document};
 use crate::error::{Error, Result};
 use crate::model::run_journal::*;
 use crate::model::{Page, PageRequest};
-use crate::sqlite::{check_id, encode_document};
 
 pub(super) fn record_in(tx: &mut Tx<'_>, event: &RunEvent) -> Result<()> {
     check_id("eventId", &event.event_id)?;

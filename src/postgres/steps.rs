@@ -8,66 +8,161 @@
 //! (`replayed`) without applying anything; when it rolled back, the second runs. Exactly once,
 //! decided by the database, as SQLite's write lock decides it.
 
+use std::collections::HashMap;
+
 use super::session::{Sql, Tx};
 
 use super::paging::col;
 use super::*;
+use crate::backend::checks::check_id;
+use crate::backend::requests::check_step;
+use crate::backend::requests::{
+    check_scope, decide, decode_outcomes, encode_outcomes, outcome_of, Decision,
+};
 use crate::error::{Error, Result};
 use crate::model::steps::*;
-use crate::sqlite::check_id;
-use crate::sqlite::steps::{check_step, fingerprint};
+use crate::model::Millis;
 
-/// The fingerprint and outcomes recorded for `request_id`.
-fn recorded(client: &mut impl Sql, request_id: &str) -> Result<Option<(String, RequestRecord)>> {
+/// The log deletes what is past a scope's bounds about every this many requests (when a
+/// request's `seq` is a multiple of it): the deletes' cost is spread, and a lookup applies the
+/// bounds itself, so the rows kept meanwhile read as forgotten.
+const PRUNE_EVERY: i64 = 64;
+
+/// How many of a scope's oldest requests a pruning looks at for age.
+const AGE_WINDOW: i64 = 4 * PRUNE_EVERY;
+
+/// The fingerprint and outcomes recorded for `request_id` of `scope`, while it is within the
+/// scope's window: fewer than [`MAX_KEPT_REQUESTS`] committed requests of the scope after it
+/// (counted, not read off `seq`, whose values rolled-back transactions use up too) and less
+/// than [`REQUEST_RETENTION_MS`] behind the scope's newest request.
+fn recorded(
+    client: &mut impl Sql,
+    scope: &str,
+    request_id: &str,
+) -> Result<Option<(String, RequestRecord)>> {
+    let kept = to_i64("kept", MAX_KEPT_REQUESTS)?;
     let Some(row) = client.query_opt(
-        "SELECT fingerprint, committed_at, outcomes FROM requests WHERE request_id = $1",
-        &[&request_id],
+        "SELECT r.fingerprint, r.committed_at, r.outcomes
+         FROM requests AS r,
+              (SELECT committed_at FROM requests WHERE scope = $1
+               ORDER BY seq DESC LIMIT 1) AS newest
+         WHERE r.scope = $1 AND r.request_id = $2
+           AND r.committed_at >= newest.committed_at - $4
+           AND (SELECT count(*) FROM (SELECT 1 FROM requests AS later
+                                      WHERE later.scope = $1 AND later.seq > r.seq
+                                      LIMIT $3) AS kept) < $3",
+        &[&scope, &request_id, &kept, &REQUEST_RETENTION_MS],
     )?
     else {
         return Ok(None);
     };
     let outcomes: String = col(&row, 2)?;
-    let outcomes = serde_json::from_str(&outcomes).map_err(|e| Error::Corrupt {
-        message: format!("recorded outcome of request {request_id}: {e}"),
-    })?;
+    let mut stored = decode_outcomes(request_id, &outcomes)?;
+    let keys = stored.keys();
+    let inputs = if keys.is_empty() {
+        HashMap::new()
+    } else {
+        let rows = client.query(
+            "SELECT dispatch_key, input FROM outbox WHERE dispatch_key = ANY($1::text[])",
+            &[&keys],
+        )?;
+        rows.iter()
+            .map(|row| Ok((col(row, 0)?, col(row, 1)?)))
+            .collect::<Result<_>>()?
+    };
     let record = RequestRecord {
         request_id: request_id.to_owned(),
         committed_at: col(&row, 1)?,
-        outcomes,
+        outcomes: stored.with_inputs(inputs)?,
     };
     Ok(Some((col(&row, 0)?, record)))
 }
 
-/// Reserves `request_id` before the step's operations run: inserts its row (outcomes still
-/// empty), or, when a concurrent step holds the id uncommitted, waits for that step to end.
-/// Returns the row's seq, or `None` when the other step committed the id meanwhile.
-fn reserve(tx: &mut Tx<'_>, request_id: &str, fingerprint: &str) -> Result<Option<i64>> {
+/// The latest commit time of a request of `scope` the log has forgotten: deleted, or past the
+/// window and not deleted yet. `None` when it has forgotten none.
+fn forgotten_through(client: &mut impl Sql, scope: &str) -> Result<Option<Millis>> {
+    let kept = to_i64("kept", MAX_KEPT_REQUESTS)?;
+    let row = client.query_opt(
+        "SELECT greatest(
+           (SELECT forgotten_through FROM request_scopes WHERE scope = $1),
+           (SELECT max(committed_at) FROM requests WHERE scope = $1 AND seq <= (
+              SELECT seq FROM requests WHERE scope = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)),
+           (SELECT max(committed_at) FROM requests WHERE scope = $1 AND committed_at < (
+              SELECT committed_at FROM requests WHERE scope = $1 ORDER BY seq DESC LIMIT 1) - $3))",
+        &[&scope, &kept, &REQUEST_RETENTION_MS],
+    )?;
+    row.map_or(Ok(None), |row| col(&row, 0))
+}
+
+/// Reserves `request_id` of `scope` before the step's operations run: inserts its row
+/// (outcomes still empty), or, when a concurrent step holds the id uncommitted, waits for that
+/// step to end. Returns the row's seq, or `None` when the id is taken by a committed request
+/// (the other step's, or a forgotten one not deleted yet).
+fn reserve(tx: &mut Tx<'_>, key: &RequestKey) -> Result<Option<i64>> {
     let row = tx.query_opt(
-        "INSERT INTO requests (request_id, fingerprint, outcomes, committed_at)
-         VALUES ($1, $2, '[]', 0)
-         ON CONFLICT (request_id) DO NOTHING
+        "INSERT INTO requests (scope, request_id, fingerprint, outcomes, committed_at)
+         VALUES ($1, $2, $3, '[]', 0)
+         ON CONFLICT (scope, request_id) DO NOTHING
          RETURNING seq",
-        &[&request_id, &fingerprint],
+        &[&key.scope, &key.id, &key.fingerprint],
     )?;
     row.map(|row| col(&row, 0)).transpose()
 }
 
-/// Writes the outcomes into the reserved row, then forgets the requests past the log's bounds.
-fn record(tx: &mut Tx<'_>, seq: i64, outcomes: &[OperationOutcome]) -> Result<()> {
+/// Moves the scope's horizon of forgotten requests up to `through` (never down).
+fn forget_through(tx: &mut Tx<'_>, scope: &str, through: Millis) -> Result<()> {
+    tx.execute(
+        "INSERT INTO request_scopes (scope, forgotten_through) VALUES ($1, $2)
+         ON CONFLICT (scope) DO UPDATE
+         SET forgotten_through = greatest(request_scopes.forgotten_through,
+                                          excluded.forgotten_through)",
+        &[&scope, &through],
+    )?;
+    Ok(())
+}
+
+/// Writes the outcomes into the reserved row; about every [`PRUNE_EVERY`] requests, deletes
+/// the scope's rows past its bounds.
+fn record(tx: &mut Tx<'_>, scope: &str, seq: i64, outcomes: &mut [OperationOutcome]) -> Result<()> {
     let row = tx.query_one(
         "UPDATE requests SET outcomes = $2,
            committed_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
          WHERE seq = $1
          RETURNING committed_at",
-        &[&seq, &serde_json::to_string(outcomes)?],
+        &[&seq, &encode_outcomes(outcomes)?],
     )?;
-    let committed_at: i64 = col(&row, 0)?;
+    if seq % PRUNE_EVERY == 0 {
+        prune(tx, scope, col(&row, 0)?)?;
+    }
+    Ok(())
+}
+
+/// Deletes the requests of `scope` past its [`MAX_KEPT_REQUESTS`] newest, and those among its
+/// oldest [`AGE_WINDOW`] committed more than [`REQUEST_RETENTION_MS`] before `committed_at`;
+/// the scope's horizon moves up to what was deleted.
+fn prune(tx: &mut Tx<'_>, scope: &str, committed_at: Millis) -> Result<()> {
     let kept = to_i64("kept", MAX_KEPT_REQUESTS)?;
-    tx.execute("DELETE FROM requests WHERE seq <= $1", &[&(seq - kept)])?;
-    tx.execute(
-        "DELETE FROM requests WHERE committed_at < $1",
-        &[&(committed_at - REQUEST_RETENTION_MS)],
+    let mut deleted = tx.query(
+        "DELETE FROM requests WHERE scope = $1 AND seq <= (
+           SELECT seq FROM requests WHERE scope = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)
+         RETURNING committed_at",
+        &[&scope, &kept],
     )?;
+    deleted.extend(tx.query(
+        "DELETE FROM requests
+         WHERE scope = $1
+           AND seq IN (SELECT seq FROM requests WHERE scope = $1 ORDER BY seq LIMIT $2)
+           AND committed_at < $3
+         RETURNING committed_at",
+        &[&scope, &AGE_WINDOW, &(committed_at - REQUEST_RETENTION_MS)],
+    )?);
+    let mut latest = None;
+    for row in &deleted {
+        latest = latest.max(Some(col::<i64>(row, 0)?));
+    }
+    if let Some(through) = latest {
+        forget_through(tx, scope, through)?;
+    }
     Ok(())
 }
 
@@ -229,57 +324,83 @@ fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
             packages::set_route_in(tx, workflow_type, content_hash)?;
             Done::SetPackageRoute {}
         }
+        Operation::SaveSync {
+            target,
+            client_id,
+            cursor,
+            mark,
+            heads,
+        } => {
+            sync_state::save_in(tx, target, client_id, *cursor, *mark, heads)?;
+            Done::SaveSync {}
+        }
+        Operation::RecordChange {
+            feed,
+            workflow_id,
+            base,
+            head,
+        } => Done::RecordChange {
+            position: sync_feed::record_change_in(tx, feed, workflow_id, *base, *head)?,
+        },
     })
 }
 
-/// The recorded outcome of a request id that committed before: a replay, or a conflict when
-/// the id came with other operations.
-fn replay(
-    request_id: &str,
-    fingerprint: &str,
-    recorded: (String, RequestRecord),
+/// Reserves the request's id, or decides it from the log: `None` when the request must be
+/// applied (the row's seq in `reserved`), the replay otherwise.
+fn reserve_or_replay(
+    tx: &mut Tx<'_>,
+    key: &RequestKey,
+    reserved: &mut Option<i64>,
+) -> Result<Option<StepOutcome>> {
+    if let Some(found) = recorded(tx, &key.scope, &key.id)? {
+        return replayed(decide(&key.id, &key.fingerprint, Some(found))?);
+    }
+    if let Some(seq) = reserve(tx, key)? {
+        *reserved = Some(seq);
+        return Ok(None);
+    }
+    // Taken: by a step that committed the id meanwhile, or by a forgotten row not deleted
+    // yet, which the id is free to replace.
+    if let Some(found) = recorded(tx, &key.scope, &key.id)? {
+        return replayed(decide(&key.id, &key.fingerprint, Some(found))?);
+    }
+    tx.execute(
+        "DELETE FROM requests WHERE scope = $1 AND request_id = $2",
+        &[&key.scope, &key.id],
+    )?;
+    *reserved = Some(reserve(tx, key)?.ok_or_else(|| Error::Busy {
+        message: format!("request {} was taken again while it was replaced", key.id),
+    })?);
+    Ok(None)
+}
+
+fn replayed(decision: Decision) -> Result<Option<StepOutcome>> {
+    match decision {
+        Decision::Replay(outcome) => Ok(Some(outcome)),
+        Decision::Apply => Ok(None),
+    }
+}
+
+fn commit_in(
+    tx: &mut Tx<'_>,
+    request: Option<&RequestKey>,
+    operations: &[Operation],
 ) -> Result<StepOutcome> {
-    let (recorded_fingerprint, record) = recorded;
-    if recorded_fingerprint != fingerprint {
-        return Err(Error::Conflict {
-            entity: "request",
-            id: request_id.to_owned(),
-            expected: None,
-            actual: None,
-        });
-    }
-    Ok(StepOutcome {
-        outcomes: record.outcomes,
-        replayed: true,
-    })
-}
-
-fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<StepOutcome> {
     let mut reserved = None;
-    if let (Some(request_id), Some(fingerprint)) = (&step.request_id, fingerprint) {
-        if let Some(found) = recorded(tx, request_id)? {
-            return replay(request_id, fingerprint, found);
-        }
-        match reserve(tx, request_id, fingerprint)? {
-            Some(seq) => reserved = Some(seq),
-            None => {
-                let found = recorded(tx, request_id)?.ok_or_else(|| Error::Backend {
-                    message: format!("request {request_id} was reserved, yet it is not recorded"),
-                })?;
-                return replay(request_id, fingerprint, found);
-            }
+    if let Some(key) = request {
+        if let Some(outcome) = reserve_or_replay(tx, key, &mut reserved)? {
+            return Ok(outcome);
         }
     }
-    let outcomes = step
-        .operations
+    let mut outcomes = operations
         .iter()
         .enumerate()
         .map(|(index, operation)| {
             apply(tx, operation).map_err(|error| operation.name_field(error).in_operation(index))
         })
         .collect::<Result<Vec<_>>>()?;
-    if let Some(seq) = reserved {
-        record(tx, seq, &outcomes)?;
+    if let (Some(seq), Some(key)) = (reserved, request) {
+        record(tx, &key.scope, seq, &mut outcomes)?;
     }
     Ok(StepOutcome {
         outcomes,
@@ -288,17 +409,30 @@ fn commit_in(tx: &mut Tx<'_>, step: &Step, fingerprint: Option<&str>) -> Result<
 }
 
 impl StepStore for PgStore {
-    fn commit(&self, step: &Step) -> Result<StepOutcome> {
-        check_step(step)?;
-        let fingerprint = match &step.request_id {
-            Some(_) => Some(fingerprint(&step.operations)?),
-            None => None,
-        };
-        self.write(|tx| commit_in(tx, step, fingerprint.as_deref()))
+    fn commit_request(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome> {
+        check_step(request.map(|key| key.id.as_str()), operations)?;
+        if let Some(key) = request {
+            check_scope(&key.scope)?;
+        }
+        self.write(|tx| commit_in(tx, request, operations))
     }
 
-    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
+    fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome> {
+        check_scope(scope)?;
         check_id("requestId", request_id)?;
-        self.read(|client| Ok(recorded(client, request_id)?.map(|(_, record)| record)))
+        // One transaction: the record and the horizon from one snapshot.
+        self.write(|tx| {
+            tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+            let record = recorded(tx, scope, request_id)?.map(|(_, record)| record);
+            let forgotten = match record {
+                Some(_) => None,
+                None => forgotten_through(tx, scope)?,
+            };
+            Ok(outcome_of(request_id, record, forgotten))
+        })
     }
 }

@@ -4,10 +4,10 @@ use super::session::Tx;
 
 use super::paging::{col, Key, KeyKind, Listing};
 use super::PgStore;
+use crate::backend::checks::check_id;
 use crate::error::Result;
 use crate::model::timers::*;
 use crate::model::{Millis, Page, PageRequest};
-use crate::sqlite::check_id;
 
 /// Timers in fire order.
 const TIMERS: Listing = Listing {

@@ -10,14 +10,14 @@ use postgres::Row;
 use super::paging::{col, refs, Param};
 use super::session::Tx;
 use super::{to_i64, to_u64, PgStore};
-use crate::error::{Error, Result};
-use crate::model::visibility::*;
-use crate::model::MAX_PAGE_LIMIT;
-use crate::sqlite::check_id;
-use crate::sqlite::visibility::{
+use crate::backend::checks::check_id;
+use crate::backend::visibility::{
     check_filter, check_forward, check_record, comparison, decode_cursor, encode_cursor, Predicate,
     Stored,
 };
+use crate::error::{Error, Result};
+use crate::model::visibility::*;
+use crate::model::MAX_PAGE_LIMIT;
 
 const COLUMNS: &str = "workflow_id, run_id, workflow_type, status, start_time, close_time, \
                        failed_step, failure_reason, search_attributes, head";

@@ -1,10 +1,11 @@
 //! Journal sync: pushes of journal segments under the expected head, and pulls of the
 //! namespace's changes and of one workflow's events.
 //!
-//! A push is one step of the store: the segment's append, and an entry in the namespace's
-//! change feed (a workflow of its own, whose events say which workflow reached which head).
-//! Both commit or neither, under the push's request id, so a pull never misses a segment and
-//! a re-sent push is answered from the request log instead of applied again.
+//! A push is one step of the store under its request id: the segment's append, and an entry
+//! in the namespace's change feed ([`crate::SyncFeed`]) saying which workflow went from which
+//! head to which. Both commit or neither, so a pull never misses a segment, and a re-sent push
+//! is answered from the request log instead of applied again. Every answer is bounded by bytes
+//! (the server's `max_answer_bytes`) as well as by count.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,21 +21,15 @@ use serde_json::{json, Value};
 use super::api_error::ApiError;
 use super::request::query;
 use super::scope::Scope;
-use super::{now_millis, Shared, StoreAccess, MAX_WAIT};
+use super::{Shared, StoreAccess, MAX_WAIT};
 use crate::error::{Error, Result};
 use crate::{
-    Event, EventJournal, EventKind, NewOutboxRow, Operation, OperationOutcome, PageRequest, Step,
-    StepStore, StoredEvent,
+    request_fingerprint, Event, EventJournal, EventsPage, FeedEntry, NewOutboxRow, Operation,
+    OperationOutcome, PageBound, RequestKey, StepStore, StoredEvent, SyncFeed,
 };
 
 /// Most changes or events one pull answers with.
 pub const MAX_PULL: u32 = 1000;
-
-/// How often a push retries when other pushes to the namespace took the feed's next place.
-const FEED_RETRIES: usize = 200;
-
-/// The name of the feed's events.
-const FEED_EVENT: &str = "pushed";
 
 /// A journal segment to append under the expected head.
 #[derive(Debug, Deserialize)]
@@ -59,18 +54,18 @@ pub struct PushAnswer {
     pub replayed: bool,
 }
 
-/// The outcome of a push inside the store: the workflow's and the feed's new heads, or the
-/// conflict with the server's events after the expected head.
+/// The outcome of a push inside the store: the workflow's new head and the feed entry's
+/// position (none for a push of no events), or the conflict with the server's events after the
+/// expected head.
 enum Pushed {
     Applied {
         head: u64,
-        feed: u64,
+        position: Option<u64>,
         replayed: bool,
     },
     Conflict {
         error: Error,
-        events: Vec<StoredEvent>,
-        complete: bool,
+        events: EventsPage,
     },
 }
 
@@ -83,35 +78,59 @@ pub(crate) async fn push<A: StoreAccess>(
     let scope = shared.admit(&headers, &namespace)?;
     let request: PushRequest = shared.body(body)?;
     let task_scope = scope.clone();
+    let bound = shared.page_bound(MAX_PULL);
     let pushed = shared
-        .call(move |store| apply_push(store, &task_scope, request))
+        .call(move |store| apply_push(store, &task_scope, request, bound))
         .await
         .map_err(|e| ApiError::new(scope.unscope_error(e)))?;
     match pushed {
         Pushed::Applied {
             head,
-            feed,
+            position,
             replayed,
         } => {
-            shared.feeds.notify(scope.namespace(), feed);
+            if let Some(position) = position {
+                shared.feeds.notify(scope.namespace(), position);
+            }
             Ok(Json(PushAnswer { head, replayed }))
         }
-        Pushed::Conflict {
-            error,
-            events,
-            complete,
-        } => Err(ApiError::new(scope.unscope_error(error))
-            .field("events", json!(events))
-            .field("eventsComplete", json!(complete))),
+        Pushed::Conflict { error, events } => Err(ApiError::new(scope.unscope_error(error))
+            .field("events", json!(events.events))
+            .field("eventsComplete", json!(events.complete))),
     }
 }
 
-fn apply_push<S: EventJournal + StepStore>(
+/// What a push's request id stands for: the push as the client sent it, request id aside. A
+/// client that lost its state and pushes other events under an id it used before is told
+/// `CONFLICT`, never answered as the first push.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PushContent<'a> {
+    workflow_id: &'a str,
+    expected_head: u64,
+    events: &'a [Event],
+    outbox: &'a [NewOutboxRow],
+}
+
+impl PushRequest {
+    fn key(&self, scope: &Scope) -> Result<RequestKey> {
+        let content = PushContent {
+            workflow_id: &self.workflow_id,
+            expected_head: self.expected_head,
+            events: &self.events,
+            outbox: &self.outbox,
+        };
+        scope.request_key(&self.request_id, request_fingerprint("push", &content)?)
+    }
+}
+
+fn apply_push<S: EventJournal + StepStore + SyncFeed>(
     store: &S,
     scope: &Scope,
     request: PushRequest,
+    bound: PageBound,
 ) -> Result<Pushed> {
-    let request_id = scope.key("requestId", &request.request_id)?;
+    let key = request.key(scope)?;
     let workflow = scope.workflow("workflowId", &request.workflow_id)?;
     let outbox = request
         .outbox
@@ -119,105 +138,59 @@ fn apply_push<S: EventJournal + StepStore>(
         .enumerate()
         .map(|(i, row)| scope.outbox_row(i, row))
         .collect::<Result<Vec<_>>>()?;
-    let feed = scope.feed();
-    let append = Operation::Append {
+    let base = request.expected_head;
+    let head = base + request.events.len() as u64;
+    let mut operations = vec![Operation::Append {
         workflow_id: workflow.clone(),
         events: request.events,
-        expected_seq: request.expected_head,
+        expected_seq: base,
         outbox,
-    };
-    for _ in 0..FEED_RETRIES {
-        if let Some(record) = store.request_outcome(&request_id)? {
-            return applied(&record.outcomes, true);
-        }
-        let feed_head = store.head(&feed)?;
-        let step = Step::new()
-            .request_id(request_id.clone())
-            .with(append.clone())
-            .with(feed_entry(&feed, feed_head, &request.workflow_id, &append));
-        match store.commit(&step) {
-            Ok(outcome) => return applied(&outcome.outcomes, outcome.replayed),
-            Err(Error::Operation { index: 0, error }) if is_sequence_conflict(&error) => {
-                let (events, complete) = events_after(store, &workflow, request.expected_head)?;
-                return Ok(Pushed::Conflict {
-                    error: *error,
-                    events,
-                    complete,
-                });
-            }
-            // Another push took the feed's next place, or committed this request id first:
-            // look again.
-            Err(Error::Operation { index: 1, error }) if is_sequence_conflict(&error) => {}
-            Err(Error::Conflict {
-                entity: "request", ..
-            }) => {}
-            Err(other) => return Err(other),
-        }
+    }];
+    if head > base {
+        operations.push(Operation::RecordChange {
+            feed: scope.namespace().to_owned(),
+            workflow_id: workflow.clone(),
+            base,
+            head,
+        });
     }
-    Err(Error::Busy {
-        message: format!("the namespace's feed kept moving for {FEED_RETRIES} tries"),
-    })
+    match store.commit_request(Some(&key), &operations) {
+        Ok(outcome) => applied(&outcome.outcomes, outcome.replayed),
+        Err(Error::Operation { index: 0, error }) if is_sequence_conflict(&error) => {
+            Ok(Pushed::Conflict {
+                error: *error,
+                events: store.read_events_after(&workflow, base, bound)?,
+            })
+        }
+        Err(other) => Err(other),
+    }
 }
 
 fn is_sequence_conflict(error: &Error) -> bool {
     matches!(error, Error::SequenceConflict { .. })
 }
 
-/// The feed's entry for a push: which workflow reached which head.
-fn feed_entry(feed: &str, feed_head: u64, workflow_id: &str, append: &Operation) -> Operation {
-    let Operation::Append {
-        events,
-        expected_seq,
-        ..
-    } = append
-    else {
-        unreachable!("a push is an append")
-    };
-    let head = expected_seq + events.len() as u64;
-    Operation::Append {
-        workflow_id: feed.to_owned(),
-        events: vec![Event {
-            kind: EventKind::Custom {
-                name: FEED_EVENT.to_owned(),
-            },
-            recorded_at: now_millis(),
-            data: json!({ "workflowId": workflow_id, "head": head }),
-        }],
-        expected_seq: feed_head,
-        outbox: Vec::new(),
-    }
-}
-
 fn applied(outcomes: &[OperationOutcome], replayed: bool) -> Result<Pushed> {
     match outcomes {
-        [OperationOutcome::Append { head }, OperationOutcome::Append { head: feed }] => {
+        [OperationOutcome::Append { head }] => Ok(Pushed::Applied {
+            head: *head,
+            position: None,
+            replayed,
+        }),
+        [OperationOutcome::Append { head }, OperationOutcome::RecordChange { position }] => {
             Ok(Pushed::Applied {
                 head: *head,
-                feed: *feed,
+                position: Some(*position),
                 replayed,
             })
         }
         _ => Err(Error::Corrupt {
-            message: "a recorded push has other outcomes than two appends".into(),
+            message: "a recorded push has other outcomes than an append and its change".into(),
         }),
     }
 }
 
-/// Up to [`MAX_PULL`] of the workflow's events after `after`, and whether they are all.
-fn events_after<S: EventJournal>(
-    store: &S,
-    workflow: &str,
-    after: u64,
-) -> Result<(Vec<StoredEvent>, bool)> {
-    let page = store.read_history_from(
-        workflow,
-        after.saturating_add(1),
-        &PageRequest::first(MAX_PULL),
-    )?;
-    Ok((page.items, page.next_cursor.is_none()))
-}
-
-/// `?after=&limit=&waitMs=` of a changes request.
+/// `?after=&limit=&waitMs=&events=` of a changes request.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ChangesQuery {
@@ -226,6 +199,10 @@ pub(crate) struct ChangesQuery {
     limit: Option<u32>,
     #[serde(default)]
     wait_ms: u64,
+    /// Answer with each push's segment of events (`segments`) instead of the workflows'
+    /// latest heads (`changes`).
+    #[serde(default)]
+    events: bool,
 }
 
 /// One workflow that changed: its head as of the change.
@@ -236,13 +213,27 @@ pub struct Change {
     pub head: u64,
 }
 
+/// One push as the feed recorded it: the workflow went from `base` to `head` with `events`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    pub workflow_id: String,
+    pub base: u64,
+    pub head: u64,
+    pub events: Vec<StoredEvent>,
+}
+
 /// A page of the namespace's changes after a cursor.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangesAnswer {
     /// In the order they were pushed; a workflow pushed several times appears once, with its
-    /// latest head in this page.
-    pub changes: Vec<Change>,
+    /// latest head in this page. Absent when `segments` are asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<Change>>,
+    /// Every push of the page, in the order they committed, with its events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<Segment>>,
     /// Where the next pull starts (`after`).
     pub cursor: u64,
     /// More changes follow this page.
@@ -257,56 +248,71 @@ pub(crate) async fn changes<A: StoreAccess>(
 ) -> Result<Json<ChangesAnswer>, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request = query(request)?;
-    let limit = pull_limit(request.limit)?;
+    let bound = shared.page_bound(pull_limit(request.limit)?);
     let wait = Duration::from_millis(request.wait_ms).min(MAX_WAIT);
     // Subscribed before reading, so a push between the read and the wait still wakes it.
     let mut woken = shared.feeds.subscribe(scope.namespace());
     let deadline = tokio::time::Instant::now() + wait;
     loop {
-        let feed = scope.feed();
-        let after = request.after;
+        let (task_scope, after, with_events) = (scope.clone(), request.after, request.events);
         let answer = shared
-            .call(move |store| read_changes(store, &feed, after, limit))
+            .call(move |store| read_changes(store, &task_scope, after, bound, with_events))
             .await?;
-        if !answer.changes.is_empty() || tokio::time::Instant::now() >= deadline {
+        if answer.cursor > request.after || tokio::time::Instant::now() >= deadline {
             return Ok(Json(answer));
         }
-        // Woken by a push here, or re-read once a second for pushes through other servers.
-        let nap = tokio::time::Instant::now() + Duration::from_secs(1);
-        let _ = tokio::time::timeout_at(deadline.min(nap), woken.changed()).await;
+        let _ = tokio::time::timeout_at(deadline, woken.changed()).await;
     }
 }
 
-fn read_changes<S: EventJournal>(
+fn read_changes<S: SyncFeed>(
     store: &S,
-    feed: &str,
+    scope: &Scope,
     after: u64,
-    limit: u32,
+    bound: PageBound,
+    with_events: bool,
 ) -> Result<ChangesAnswer> {
-    let page =
-        store.read_history_from(feed, after.saturating_add(1), &PageRequest::first(limit))?;
-    let mut changes: Vec<Change> = Vec::new();
-    let mut cursor = after;
-    for entry in &page.items {
-        cursor = entry.seq;
-        let workflow_id = entry.event.data["workflowId"].as_str();
-        let head = entry.event.data["head"].as_u64();
-        let (Some(workflow_id), Some(head)) = (workflow_id, head) else {
-            return Err(Error::Corrupt {
-                message: format!("feed entry {} names no workflow and head", entry.seq),
-            });
-        };
-        changes.retain(|c| c.workflow_id != workflow_id);
-        changes.push(Change {
-            workflow_id: workflow_id.to_owned(),
-            head,
-        });
-    }
+    let page = store.read_feed(scope.namespace(), after, bound, with_events)?;
+    let cursor = page.entries.last().map_or(after, |entry| entry.position);
+    let (changes, segments) = if with_events {
+        let segments = page
+            .entries
+            .into_iter()
+            .map(|entry| segment(scope, entry))
+            .collect();
+        (None, Some(segments))
+    } else {
+        (Some(latest_heads(scope, page.entries)), None)
+    };
     Ok(ChangesAnswer {
         changes,
+        segments,
         cursor,
-        more: page.next_cursor.is_some(),
+        more: page.more,
     })
+}
+
+/// Each workflow of `entries` once, at its latest head, in the order of its latest push.
+fn latest_heads(scope: &Scope, entries: Vec<FeedEntry>) -> Vec<Change> {
+    let mut changes: Vec<Change> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let workflow_id = scope.client_workflow(entry.workflow_id);
+        changes.retain(|c| c.workflow_id != workflow_id);
+        changes.push(Change {
+            workflow_id,
+            head: entry.head,
+        });
+    }
+    changes
+}
+
+fn segment(scope: &Scope, entry: FeedEntry) -> Segment {
+    Segment {
+        workflow_id: scope.client_workflow(entry.workflow_id),
+        base: entry.base,
+        head: entry.head,
+        events: entry.events.unwrap_or_default(),
+    }
 }
 
 fn pull_limit(limit: Option<u32>) -> Result<u32, ApiError> {
@@ -337,18 +343,16 @@ pub(crate) async fn events<A: StoreAccess>(
 ) -> Result<Json<Value>, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request = query(request)?;
-    let limit = pull_limit(request.limit)?;
+    let bound = shared.page_bound(pull_limit(request.limit)?);
     let workflow = scope.workflow("workflowId", &workflow_id)?;
-    let (events, head) = shared
+    let (page, head) = shared
         .call(move |store| {
-            let page = store.read_history_from(
-                &workflow,
-                request.after.saturating_add(1),
-                &PageRequest::first(limit),
-            )?;
-            Ok((page.items, store.head(&workflow)?))
+            let page = store.read_events_after(&workflow, request.after, bound)?;
+            Ok((page, store.head(&workflow)?))
         })
         .await
         .map_err(|e| scope.unscope_error(e))?;
-    Ok(Json(json!({ "events": events, "head": head })))
+    Ok(Json(
+        json!({ "events": page.events, "head": head, "complete": page.complete }),
+    ))
 }

@@ -11,8 +11,8 @@
 //! | Method and path | Body / query | Answer |
 //! |---|---|---|
 //! | `POST /v1/namespaces/{ns}/push` | `{ requestId, workflowId, expectedHead, events, outbox? }` | `{ head, replayed }`; 409 `SEQUENCE_CONFLICT` with `expected`, `actual` and the server's `events` after `expected` |
-//! | `GET /v1/namespaces/{ns}/changes` | `?after=&limit=&waitMs=` | `{ changes: [{ workflowId, head }], cursor, more }`; waits up to `waitMs` for a change when there is none |
-//! | `GET /v1/namespaces/{ns}/workflows/{id}/events` | `?after=&limit=` | `{ events, head }` |
+//! | `GET /v1/namespaces/{ns}/changes` | `?after=&limit=&waitMs=&events=` | `{ changes: [{ workflowId, head }], cursor, more }`, or with `events=true` `{ segments: [{ workflowId, base, head, events }], cursor, more }`; waits up to `waitMs` for a change when there is none |
+//! | `GET /v1/namespaces/{ns}/workflows/{id}/events` | `?after=&limit=` | `{ events, head, complete }` |
 //! | `POST /v1/namespaces/{ns}/outbox/claim` | `{ limit, requestId? }` | `{ rows }` |
 //! | `POST /v1/namespaces/{ns}/outbox/complete` | `{ dispatchKey, claimToken, requestId? }` | `{}` |
 //! | `POST /v1/namespaces/{ns}/outbox/retry` | `{ dispatchKey, claimToken, nextAttempt, visibleAfter, requestId? }` | `{ status }` |
@@ -21,6 +21,13 @@
 //! Errors are `{ code, message, ... }` with the store's codes: 400 `INVALID_INPUT`, 401/403
 //! `UNAUTHORIZED`, 404 `NOT_FOUND`, 409 conflicts, 413 `INVALID_INPUT` for a body over the
 //! limit.
+//!
+//! Answers that carry events (pulls, a conflict's server events) hold at most
+//! [`ServerConfig::max_answer_bytes`] of them, or one push's segment or one event when that
+//! alone is larger; `more`, `complete` or `eventsComplete` say whether the rest follows.
+//!
+//! Several server processes may serve one PostgreSQL database: a push's feed entry is
+//! announced with `NOTIFY`, and each process wakes its waiting pulls when it hears it.
 
 mod access;
 mod api_error;
@@ -44,10 +51,13 @@ pub use api_error::ApiError;
 pub use auth::{Grants, MAX_NAMESPACE_BYTES};
 
 use crate::error::{Error, Result};
-use crate::Millis;
+use crate::{Millis, SyncFeed};
 
 /// The largest request body accepted by default (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+
+/// The most bytes of events one answer carries by default (4 MiB).
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 << 20;
 
 /// The longest a `changes` request waits for a change.
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
@@ -59,6 +69,9 @@ pub struct ServerConfig {
     pub grants: Grants,
     /// Bodies above this many bytes are refused with 413 `INVALID_INPUT`.
     pub max_body_bytes: usize,
+    /// Answers carry at most this many bytes of events (or one segment or event, when that
+    /// alone is larger).
+    pub max_answer_bytes: usize,
 }
 
 impl ServerConfig {
@@ -67,6 +80,7 @@ impl ServerConfig {
         Self {
             grants,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 }
@@ -75,7 +89,9 @@ impl ServerConfig {
 pub(crate) struct Shared<A> {
     pub(crate) store: Arc<A>,
     pub(crate) config: ServerConfig,
-    pub(crate) feeds: feed::FeedSignals,
+    pub(crate) feeds: Arc<feed::FeedSignals>,
+    /// Hears the pushes of other server processes for as long as the server lives.
+    _listener: Option<crate::ChangeListener>,
 }
 
 impl<A: StoreAccess> Shared<A> {
@@ -89,18 +105,37 @@ impl<A: StoreAccess> Shared<A> {
             .await
             .map_err(access::task_failed)?
     }
+
+    /// A page of at most `limit` items and the answer's bytes.
+    pub(crate) fn page_bound(&self, limit: u32) -> crate::PageBound {
+        crate::PageBound {
+            limit,
+            max_bytes: self.config.max_answer_bytes as u64,
+        }
+    }
 }
 
 /// The server's routes over `store`, with CORS open to any origin (access is by bearer token,
-/// never by cookie, so any page may call it with a token it holds).
-pub fn router<A: StoreAccess>(store: Arc<A>, config: ServerConfig) -> Router {
+/// never by cookie, so any page may call it with a token it holds). On a store that other
+/// processes write too (PostgreSQL), a thread listens for their pushes for as long as the
+/// routes live.
+///
+/// # Errors
+/// [`Error::Unavailable`] when the store's change listener cannot start.
+pub fn router<A: StoreAccess>(store: Arc<A>, config: ServerConfig) -> Result<Router> {
     let max_body = config.max_body_bytes;
+    let feeds = Arc::new(feed::FeedSignals::default());
+    let heard = Arc::clone(&feeds);
+    let listener = store.with_store(|store| {
+        store.listen_changes(Box::new(move |feed, position| heard.notify(feed, position)))
+    })?;
     let shared = Arc::new(Shared {
         store,
         config,
-        feeds: feed::FeedSignals::default(),
+        feeds,
+        _listener: listener,
     });
-    Router::new()
+    Ok(Router::new()
         .route(
             "/v1/health",
             get(|| async { axum::Json(serde_json::json!({ "ok": true })) }),
@@ -121,7 +156,7 @@ pub fn router<A: StoreAccess>(store: Arc<A>, config: ServerConfig) -> Router {
         .fallback(|| async { ApiError::new(Error::not_found("route", "no such endpoint")) })
         .layer(DefaultBodyLimit::max(max_body))
         .layer(CorsLayer::permissive())
-        .with_state(shared)
+        .with_state(shared))
 }
 
 /// Milliseconds since the Unix epoch by the server's clock.

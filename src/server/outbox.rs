@@ -10,7 +10,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::api_error::ApiError;
@@ -18,40 +18,45 @@ use super::scope::Scope;
 use super::{now_millis, Shared, StoreAccess};
 use crate::error::{Error, Result};
 use crate::{
-    ClaimFilter, ClaimScope, Millis, Operation, OperationOutcome, Step, StepStore, MAX_PAGE_LIMIT,
+    request_fingerprint, ClaimFilter, ClaimScope, Millis, Operation, OperationOutcome, RequestKey,
+    StepStore, MAX_PAGE_LIMIT,
 };
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ClaimRequest {
     limit: u32,
+    #[serde(skip_serializing)]
     request_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CompleteRequest {
     dispatch_key: String,
     claim_token: u64,
+    #[serde(skip_serializing)]
     request_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct RetryRequest {
     dispatch_key: String,
     claim_token: u64,
     next_attempt: u32,
     visible_after: Millis,
+    #[serde(skip_serializing)]
     request_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct FailRequest {
     dispatch_key: String,
     claim_token: u64,
     reason: String,
+    #[serde(skip_serializing)]
     request_id: Option<String>,
 }
 
@@ -63,6 +68,7 @@ pub(crate) async fn claim<A: StoreAccess>(
 ) -> Result<Json<Value>, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request: ClaimRequest = shared.body(body)?;
+    let key = request_key(&scope, "claim", request.request_id.as_deref(), &request)?;
     if request.limit > MAX_PAGE_LIMIT {
         return Err(ApiError::new(Error::invalid(
             "limit",
@@ -81,7 +87,7 @@ pub(crate) async fn claim<A: StoreAccess>(
             }),
         },
     };
-    let outcome = run(&shared, &scope, request.request_id, operation).await?;
+    let outcome = run(&shared, &scope, key, operation).await?;
     let OperationOutcome::ClaimOutbox { rows } = outcome else {
         return Err(unexpected());
     };
@@ -97,11 +103,12 @@ pub(crate) async fn complete<A: StoreAccess>(
 ) -> Result<Json<Value>, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request: CompleteRequest = shared.body(body)?;
+    let key = request_key(&scope, "complete", request.request_id.as_deref(), &request)?;
     let operation = Operation::CompleteOutbox {
         dispatch_key: scope.key("dispatchKey", &request.dispatch_key)?,
         claim_token: request.claim_token,
     };
-    run(&shared, &scope, request.request_id, operation).await?;
+    run(&shared, &scope, key, operation).await?;
     Ok(Json(json!({})))
 }
 
@@ -113,13 +120,14 @@ pub(crate) async fn retry<A: StoreAccess>(
 ) -> Result<Json<Value>, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request: RetryRequest = shared.body(body)?;
+    let key = request_key(&scope, "retry", request.request_id.as_deref(), &request)?;
     let operation = Operation::RetryOutbox {
         dispatch_key: scope.key("dispatchKey", &request.dispatch_key)?,
         claim_token: request.claim_token,
         next_attempt: request.next_attempt,
         visible_after: request.visible_after,
     };
-    let outcome = run(&shared, &scope, request.request_id, operation).await?;
+    let outcome = run(&shared, &scope, key, operation).await?;
     let OperationOutcome::RetryOutbox { status } = outcome else {
         return Err(unexpected());
     };
@@ -134,61 +142,56 @@ pub(crate) async fn fail<A: StoreAccess>(
 ) -> Result<Json<Value>, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request: FailRequest = shared.body(body)?;
+    let key = request_key(&scope, "fail", request.request_id.as_deref(), &request)?;
     let operation = Operation::FailOutbox {
         dispatch_key: scope.key("dispatchKey", &request.dispatch_key)?,
         claim_token: request.claim_token,
         reason: request.reason,
     };
-    run(&shared, &scope, request.request_id, operation).await?;
+    run(&shared, &scope, key, operation).await?;
     Ok(Json(json!({})))
 }
 
-/// Commits `operation` as a step of its own, under the namespace's form of `request_id`.
+/// The request key of a call of `route` under the client's `request_id`: the id in the
+/// namespace's scope, and the fingerprint of the request as the client sent it. A claim re-sent later
+/// becomes another operation (the server stamps its time into it), yet it is the same
+/// request; the same id with another body is another request.
+fn request_key(
+    scope: &Scope,
+    route: &str,
+    request_id: Option<&str>,
+    request: &impl Serialize,
+) -> Result<Option<RequestKey>, ApiError> {
+    let Some(id) = request_id else {
+        return Ok(None);
+    };
+    Ok(Some(
+        scope.request_key(id, request_fingerprint(route, request)?)?,
+    ))
+}
+
+/// Commits `operation` as a step of its own under `key`: applied once, a replay of the same
+/// request answered with its recorded outcome, the same id with another request `CONFLICT`.
 async fn run<A: StoreAccess>(
     shared: &Shared<A>,
     scope: &Scope,
-    request_id: Option<String>,
+    key: Option<RequestKey>,
     operation: Operation,
 ) -> Result<OperationOutcome, ApiError> {
-    let request_id = request_id
-        .map(|id| scope.key("requestId", &id))
-        .transpose()?;
-    let step = Step {
-        request_id,
-        operations: vec![operation],
-    };
     let outcome = shared
-        .call(move |store| commit_one(store, &step))
+        .call(move |store| {
+            let outcome = store.commit_request(key.as_ref(), &[operation])?;
+            outcome
+                .outcomes
+                .into_iter()
+                .next_back()
+                .ok_or_else(|| Error::Corrupt {
+                    message: "a recorded step has no outcome".into(),
+                })
+        })
         .await
         .map_err(|e| scope.unscope_error(e))?;
     Ok(outcome)
-}
-
-/// The step's outcome: the recorded one when its request id committed before (a claim re-sent
-/// at a later time is another operation to the store's fingerprint, yet the same request).
-fn commit_one<S: StepStore>(store: &S, step: &Step) -> Result<OperationOutcome> {
-    let recorded = |store: &S| -> Result<Option<Vec<OperationOutcome>>> {
-        match &step.request_id {
-            Some(id) => Ok(store.request_outcome(id)?.map(|record| record.outcomes)),
-            None => Ok(None),
-        }
-    };
-    let outcomes = match recorded(store)? {
-        Some(outcomes) => outcomes,
-        None => match store.commit(step) {
-            Ok(outcome) => outcome.outcomes,
-            Err(Error::Conflict {
-                entity: "request", ..
-            }) => recorded(store)?.unwrap_or_default(),
-            Err(other) => return Err(other),
-        },
-    };
-    outcomes
-        .into_iter()
-        .next_back()
-        .ok_or_else(|| Error::Corrupt {
-            message: "a recorded step has no outcome".into(),
-        })
 }
 
 fn unexpected() -> ApiError {

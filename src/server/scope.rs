@@ -2,12 +2,13 @@
 //! start with the namespace, and strips that prefix from everything it answers.
 //!
 //! - workflow `w` of namespace `ns` is stored as `ns/w/w`;
-//! - the namespace's change feed is the workflow `ns/feed` (namespace names hold no `/`, so
-//!   no client's workflow id can reach it);
-//! - outbox dispatch keys are `ns/<key>`, request ids `ns/<id>`.
+//! - the namespace's change feed is the store's feed `ns` (see [`crate::SyncFeed`]);
+//! - outbox dispatch keys are `ns/<key>`;
+//! - request ids stay as sent, in the request log's scope `ns`: each namespace keeps its own
+//!   window of ids, so one namespace's traffic cannot push another's out.
 
 use crate::error::{Error, Result};
-use crate::{NewOutboxRow, OutboxRow, MAX_ID_BYTES};
+use crate::{NewOutboxRow, OutboxRow, RequestKey, MAX_ID_BYTES};
 
 /// The ids of one namespace.
 #[derive(Debug, Clone)]
@@ -44,7 +45,21 @@ impl Scope {
         Self::prefixed(field, &self.workflow_prefix, id)
     }
 
-    /// The stored form of the client's dispatch key or request id.
+    /// The request log's key of the client's request id: the id as sent, in the namespace's
+    /// scope, with the request's fingerprint.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (field `requestId`) for an empty or oversized id.
+    pub fn request_key(&self, request_id: &str, fingerprint: String) -> Result<RequestKey> {
+        Self::prefixed("requestId", "", request_id)?;
+        Ok(RequestKey {
+            scope: self.namespace.clone(),
+            id: request_id.to_owned(),
+            fingerprint,
+        })
+    }
+
+    /// The stored form of the client's dispatch key.
     ///
     /// # Errors
     /// As [`Scope::workflow`].
@@ -95,6 +110,11 @@ impl Scope {
         row.dispatch_key = self.strip_key(row.dispatch_key);
         row.workflow_id = self.strip_workflow(row.workflow_id);
         row
+    }
+
+    /// A stored workflow id as the client knows it.
+    pub fn client_workflow(&self, id: String) -> String {
+        self.strip_workflow(id)
     }
 
     fn strip_workflow(&self, id: String) -> String {

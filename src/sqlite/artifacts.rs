@@ -5,7 +5,10 @@ use rusqlite::{params, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
 
 use super::paging::{self, Listing};
-use super::{check_id, check_size, from_sql_int, to_sql_int, SqliteStore, MAX_BLOB_BYTES};
+use super::SqliteStore;
+use crate::backend::artifacts::{artifact_id, check_artifact, verify};
+use crate::backend::checks::{check_id, from_sql_int, to_sql_int};
+use crate::backend::hex;
 use crate::error::{Error, Result};
 use crate::model::artifacts::*;
 use crate::model::{Millis, Page, PageRequest};
@@ -13,62 +16,6 @@ use crate::model::{Millis, Page, PageRequest};
 /// Every column but `bytes`, in the order [`meta_from_row`] reads them.
 const META_COLUMNS: &str = "scope, artifact_id, media_type, name, size_bytes, sha256,
      idempotency_key, created_at, expires_at";
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(DIGITS[usize::from(byte >> 4)] as char);
-        text.push(DIGITS[usize::from(byte & 0xf)] as char);
-    }
-    text
-}
-
-/// Feeds one optional field to the identity hash, length-prefixed so that no two different
-/// field lists hash the same input.
-fn hash_field(hasher: &mut Sha256, value: Option<&str>) {
-    match value {
-        None => hasher.update([0]),
-        Some(text) => {
-            hasher.update([1]);
-            hasher.update((text.len() as u64).to_le_bytes());
-            hasher.update(text.as_bytes());
-        }
-    }
-}
-
-/// The artifact id: SHA-256 over the put's identity. Stored ids depend on this encoding, so
-/// changing it would make repeated puts of old artifacts create new ones.
-pub(crate) fn artifact_id(artifact: &NewArtifact, content_digest: &[u8]) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(b"runstore artifact v1\0");
-    hash_field(&mut hasher, Some(&artifact.scope));
-    hash_field(&mut hasher, Some(&artifact.media_type));
-    hash_field(&mut hasher, artifact.name.as_deref());
-    hash_field(&mut hasher, artifact.idempotency_key.as_deref());
-    hasher.update(content_digest);
-    hex(&hasher.finalize())
-}
-
-pub(crate) fn check_artifact(artifact: &NewArtifact, now: Millis) -> Result<()> {
-    check_id("scope", &artifact.scope)?;
-    check_id("mediaType", &artifact.media_type)?;
-    if let Some(name) = &artifact.name {
-        check_id("name", name)?;
-    }
-    if let Some(key) = &artifact.idempotency_key {
-        check_id("idempotencyKey", key)?;
-    }
-    check_size("bytes", artifact.bytes.len(), MAX_BLOB_BYTES)?;
-    match artifact.expires_at {
-        // Also catches an expiry given in seconds rather than milliseconds.
-        Some(expires_at) if expires_at <= now => Err(Error::invalid(
-            "expiresAt",
-            format!("{expires_at} is not after now ({now})"),
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// A metadata row as read, its size still a SQLite integer.
 fn meta_from_row(row: &Row<'_>) -> rusqlite::Result<(ArtifactMeta, i64)> {
@@ -91,25 +38,6 @@ fn meta_from_row(row: &Row<'_>) -> rusqlite::Result<(ArtifactMeta, i64)> {
 fn finish_meta((mut meta, size): (ArtifactMeta, i64)) -> Result<ArtifactMeta> {
     meta.size_bytes = from_sql_int("size_bytes", size)?;
     Ok(meta)
-}
-
-/// Refuses bytes that no longer match the size and digest recorded when they were put.
-pub(crate) fn verify(meta: &ArtifactMeta, bytes: &[u8]) -> Result<()> {
-    let digest = hex(&Sha256::digest(bytes));
-    if bytes.len() as u64 != meta.size_bytes || digest != meta.sha256 {
-        return Err(Error::Corrupt {
-            message: format!(
-                "artifact {} of scope {}: stored bytes are {} long with SHA-256 {digest}; \
-                 recorded {} with {}",
-                meta.artifact_id,
-                meta.scope,
-                bytes.len(),
-                meta.size_bytes,
-                meta.sha256
-            ),
-        });
-    }
-    Ok(())
 }
 
 impl SqliteStore {

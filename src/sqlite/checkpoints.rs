@@ -3,8 +3,10 @@
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::paging::{self, Listing};
-use super::revisions::{commit_if_written, next_revision, Target};
-use super::{check_id, encode_document, from_sql_int, SqliteStore};
+use super::revisions::commit_if_written;
+use super::SqliteStore;
+use crate::backend::checks::{check_id, encode_document, from_sql_int};
+use crate::backend::revisions::{next_revision, Target};
 use crate::error::{Error, Result};
 use crate::model::checkpoints::*;
 use crate::model::{Page, PageRequest};

@@ -2,8 +2,10 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::revisions::{commit_if_written, next_revision, Target};
-use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_BLOB_BYTES};
+use super::revisions::commit_if_written;
+use super::SqliteStore;
+use crate::backend::checks::{check_id, check_size, from_sql_int, MAX_BLOB_BYTES};
+use crate::backend::revisions::{next_revision, Target};
 use crate::error::{Error, Result};
 use crate::model::conversations::*;
 

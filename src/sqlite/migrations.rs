@@ -10,6 +10,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_2.sql"),
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
+    include_str!("schema_5.sql"),
 ];
 
 /// The schema version this code writes and reads.
@@ -85,11 +86,12 @@ fn check(found: u32) -> Result<()> {
 pub(crate) type SchemaEntry = (String, String, String, Option<String>);
 
 /// The schema of the database `schema` (`main`, or an attached name) as SQLite keeps it,
-/// without SQLite's own objects, in a fixed order.
+/// without SQLite's own objects (named `sqlite_...`; the `_` escaped, since LIKE reads it as
+/// any character), in a fixed order.
 pub(crate) fn schema_of(conn: &Connection, schema: &str) -> Result<Vec<SchemaEntry>> {
     let sql = format!(
         "SELECT type, name, tbl_name, sql FROM \"{}\".sqlite_schema
-         WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name",
+         WHERE name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY type, name",
         schema.replace('"', "\"\"")
     );
     let mut stmt = conn.prepare(&sql)?;

@@ -4,23 +4,14 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::paging::{self, Listing};
-use super::{check_id, encode_document, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::check_id;
+use crate::backend::namespaces::encode_placement;
 use crate::error::{Error, Result};
 use crate::model::namespaces::*;
 use crate::model::{Millis, Page, PageRequest};
 
 const COLUMNS: &str = "name, origin, state, placement, created_at, last_seen";
-
-/// Encodes a placement for its nullable column: JSON `null` means none.
-pub(crate) fn encode_placement(
-    field: &str,
-    placement: Option<&serde_json::Value>,
-) -> Result<Option<String>> {
-    let Some(placement) = placement.filter(|p| !p.is_null()) else {
-        return Ok(None);
-    };
-    encode_document(field, placement).map(Some)
-}
 
 fn corrupt(name: &str, column: &str, value: &str) -> Error {
     Error::Corrupt {

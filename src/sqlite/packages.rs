@@ -4,39 +4,14 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::paging::{self, Listing};
-use super::{check_id, check_size, from_sql_int, SqliteStore, MAX_BLOB_BYTES};
+use super::SqliteStore;
+use crate::backend::checks::{check_id, from_sql_int};
+use crate::backend::packages::{check_hash, check_record};
 use crate::error::{Error, Result};
 use crate::model::packages::*;
 use crate::model::{Page, PageRequest};
 
 const COLUMNS: &str = "workflow_type, content_hash, archive, deployed_at";
-
-pub(crate) fn check_hash(field: &str, hash: &str) -> Result<()> {
-    let digits = MIN_HASH_HEX_DIGITS..=MAX_HASH_HEX_DIGITS;
-    if !digits.contains(&hash.len()) {
-        return Err(Error::invalid(
-            field,
-            format!(
-                "is {} characters long; a content hash has {MIN_HASH_HEX_DIGITS} to \
-                 {MAX_HASH_HEX_DIGITS} hex digits",
-                hash.len()
-            ),
-        ));
-    }
-    if let Some(bad) = hash.chars().find(|c| !matches!(c, '0'..='9' | 'a'..='f')) {
-        return Err(Error::invalid(
-            field,
-            format!("contains {bad:?}; a content hash is lowercase hex"),
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn check_record(record: &PackageRecord) -> Result<()> {
-    check_id("workflowType", &record.workflow_type)?;
-    check_hash("contentHash", &record.content_hash)?;
-    check_size("archive", record.archive.len(), MAX_BLOB_BYTES)
-}
 
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<PackageRecord> {
     Ok(PackageRecord {

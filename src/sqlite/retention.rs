@@ -5,9 +5,11 @@ use std::sync::atomic::Ordering;
 
 use rusqlite::{params, Connection};
 
-use super::paging::checked_limit;
 use super::room::{is_full, Deleting};
-use super::{from_sql_int, SqliteStore};
+use super::sync_state::tombstone;
+use super::SqliteStore;
+use crate::backend::checks::from_sql_int;
+use crate::backend::paging::checked_limit;
 use crate::error::{Error, Result};
 use crate::model::retention::*;
 use crate::model::Millis;
@@ -160,6 +162,7 @@ impl SqliteStore {
         }
         // The ids travel as one JSON array, read with json_each: no SQL text from values.
         let ids = serde_json::to_string(&ids)?;
+        tombstone(&tx, &ids)?;
         let mut deleted = [0u64; PER_WORKFLOW.len()];
         for (count, table) in deleted.iter_mut().zip(PER_WORKFLOW) {
             *count = tx

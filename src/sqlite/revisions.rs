@@ -3,38 +3,10 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::{from_sql_int, to_sql_int, WriteTx};
-use crate::error::{Error, Result};
-
-/// The row a compare-and-swap targets.
-pub(crate) struct Target<'a> {
-    pub table: &'static str,
-    pub key_column: &'static str,
-    /// The entity named in a conflict.
-    pub entity: &'static str,
-    pub id: &'a str,
-}
-
-/// Checks that a write carries the revision its expectation implies (0 for a create,
-/// `expected + 1` for an update) and converts it for SQLite. Depends on the arguments alone,
-/// so it runs before any lock is taken.
-pub(crate) fn next_revision(revision: u64, expected: Option<u64>) -> Result<i64> {
-    let required = match expected {
-        None => Some(0),
-        Some(current) => current.checked_add(1),
-    };
-    if required != Some(revision) {
-        let reason = match (expected, required) {
-            (None, _) => format!("is {revision}; a create writes revision 0"),
-            (Some(current), Some(next)) => {
-                format!("is {revision}; an update of revision {current} writes {next}")
-            }
-            (Some(current), None) => format!("revision {current} cannot be updated further"),
-        };
-        return Err(Error::invalid("revision", reason));
-    }
-    to_sql_int("revision", revision)
-}
+use super::WriteTx;
+use crate::backend::checks::from_sql_int;
+use crate::backend::revisions::{conflict, Target};
+use crate::error::Result;
 
 /// The revision stored for the target now, `None` when the row does not exist.
 pub(super) fn stored_revision(conn: &Connection, target: &Target<'_>) -> Result<Option<u64>> {
@@ -47,16 +19,6 @@ pub(super) fn stored_revision(conn: &Connection, target: &Target<'_>) -> Result<
         .query_row([target.id], |row| row.get(0))
         .optional()?;
     revision.map(|r| from_sql_int("revision", r)).transpose()
-}
-
-/// The conflict of a write that expected `expected` and found `actual`.
-pub(crate) fn conflict(target: &Target<'_>, expected: Option<u64>, actual: Option<u64>) -> Error {
-    Error::Conflict {
-        entity: target.entity,
-        id: target.id.to_owned(),
-        expected,
-        actual,
-    }
 }
 
 /// Finishes a single-row compare-and-swap whose statement changed `changed` rows: commits

@@ -5,7 +5,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::paging::{self, Listing};
 
-use super::{check_id, encode_document, from_sql_int, to_sql_int, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::{check_id, encode_document, from_sql_int, to_sql_int};
 use crate::error::{Error, Result};
 use crate::model::run_journal::*;
 use crate::model::{Page, PageRequest};

@@ -3,11 +3,15 @@
 //! id is recorded with the outcomes before that transaction commits.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
-use sha2::{Digest, Sha256};
 
-use super::{check_id, to_sql_int, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::{check_id, to_sql_int};
+use crate::backend::requests::{
+    check_scope, check_step, decide, decode_outcomes, encode_outcomes, outcome_of, Decision,
+};
 use crate::error::{Error, Result};
 use crate::model::steps::*;
 use crate::*;
@@ -28,75 +32,82 @@ impl Drop for InStep<'_> {
     }
 }
 
-pub(crate) fn check_step(step: &Step) -> Result<()> {
-    if let Some(request_id) = &step.request_id {
-        check_id("requestId", request_id)?;
-    }
-    match step.operations.len() {
-        0 => Err(Error::invalid(
-            "operations",
-            "a step needs at least one operation",
-        )),
-        n if n > MAX_STEP_OPERATIONS => Err(Error::invalid(
-            "operations",
-            format!("holds {n} operations; the limit is {MAX_STEP_OPERATIONS}"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// What identifies a step's content: the same request id with another fingerprint is
-/// another step, not a retry. The JSON is hashed as it is written, never held whole: a step may
-/// carry a 64 MiB artifact, whose bytes JSON spells out number by number.
-pub(crate) fn fingerprint(operations: &[Operation]) -> Result<String> {
-    let mut hasher = HashWriter(Sha256::new());
-    serde_json::to_writer(&mut hasher, operations)?;
-    let digest = hasher.0.finalize();
-    Ok(digest.iter().map(|byte| format!("{byte:02x}")).collect())
-}
-
-/// Feeds what is written into a SHA-256.
-struct HashWriter(Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The log deletes what is past its bounds every this many requests, all at once: deleting
-/// the oldest row at every commit wrote three more pages to each one once the log was full.
+/// The log deletes what is past its bounds every this many requests of a scope, all at once:
+/// deleting the oldest row at every commit wrote three more pages to each one once the log
+/// was full.
 const PRUNE_EVERY: i64 = 64;
 
 /// How many of the oldest requests a pruning looks at for age: four times as many as were
 /// recorded since the last, so that the log sheds expired rows faster than it gains rows.
 const AGE_WINDOW: i64 = 4 * PRUNE_EVERY;
 
-/// The fingerprint and outcomes recorded for `request_id`, while it is within the log's bounds:
-/// fewer than [`MAX_KEPT_REQUESTS`] requests and less than [`REQUEST_RETENTION_MS`] behind the
-/// newest request. Rows past them are deleted only every [`PRUNE_EVERY`] requests, so the
-/// bounds are applied here: a request reads as forgotten from the commit that takes it past
-/// them, as when each commit deleted it.
+/// How many slots each scope's requests have: scope `n` holds slots `n * SCOPE_SLOTS + 1`
+/// onwards, one per committed request, in order.
+const SCOPE_SLOTS: i64 = 1 << 40;
+
+/// The most scopes the log numbers (so that every slot fits in an `i64`).
+const MAX_SCOPES: i64 = (i64::MAX / SCOPE_SLOTS) - 1;
+
+/// The newest request of scope `?1` (its number), as a one-row table
+/// `newest (slot, committed_at)`; `?2` is [`SCOPE_SLOTS`].
+const NEWEST: &str = "newest AS (
+    SELECT slot, committed_at FROM requests
+    WHERE slot > ?1 * ?2 AND slot < (?1 + 1) * ?2 ORDER BY slot DESC LIMIT 1)";
+
+/// The number of `scope` in the log, `None` when it never recorded a request of it.
+fn scope_number(conn: &Connection, scope: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("SELECT scope_number FROM request_scopes WHERE scope = ?1")?
+        .query_row([scope], |row| row.get(0))
+        .optional()?)
+}
+
+/// The number of `scope`, numbering it when the log has none.
+fn numbered_scope(conn: &Connection, scope: &str) -> Result<i64> {
+    if let Some(number) = scope_number(conn, scope)? {
+        return Ok(number);
+    }
+    let number: i64 = conn
+        .prepare_cached(
+            "INSERT INTO request_scopes (scope_number, scope)
+             VALUES ((SELECT coalesce(max(scope_number), -1) + 1 FROM request_scopes), ?1)
+             RETURNING scope_number",
+        )?
+        .query_row([scope], |row| row.get(0))?;
+    if number > MAX_SCOPES {
+        return Err(Error::invalid(
+            "scope",
+            format!("is one scope too many: the request log numbers at most {MAX_SCOPES}"),
+        ));
+    }
+    Ok(number)
+}
+
+/// The fingerprint and outcomes recorded for `request_id` of `scope`, while it is within the
+/// scope's window: fewer than [`MAX_KEPT_REQUESTS`] requests of the scope and less than
+/// [`REQUEST_RETENTION_MS`] behind its newest request. Rows past them are deleted only every
+/// [`PRUNE_EVERY`] requests, so the bounds are applied here: a request reads as forgotten from
+/// the commit that takes it past them, as when each commit deleted it.
 pub(super) fn recorded(
     conn: &Connection,
+    scope: &str,
     request_id: &str,
 ) -> Result<Option<(String, RequestRecord)>> {
+    let Some(number) = scope_number(conn, scope)? else {
+        return Ok(None);
+    };
     let row: Option<(String, i64, String)> = conn
-        .prepare_cached(
-            "SELECT r.fingerprint, r.committed_at, r.outcomes
-             FROM requests AS r,
-                  (SELECT seq, committed_at FROM requests ORDER BY seq DESC LIMIT 1) AS newest
-             WHERE r.request_id = ?1
-               AND r.seq > newest.seq - ?2
-               AND r.committed_at >= newest.committed_at - ?3",
-        )?
+        .prepare_cached(&format!(
+            "WITH {NEWEST}
+             SELECT r.fingerprint, r.committed_at, r.outcomes FROM requests AS r, newest
+             WHERE r.scope_number = ?1 AND r.request_id = ?3
+               AND r.slot > newest.slot - ?4
+               AND r.committed_at >= newest.committed_at - ?5"
+        ))?
         .query_row(
             params![
+                number,
+                SCOPE_SLOTS,
                 request_id,
                 to_sql_int("kept", MAX_KEPT_REQUESTS)?,
                 REQUEST_RETENTION_MS
@@ -107,54 +118,146 @@ pub(super) fn recorded(
     let Some((fingerprint, committed_at, outcomes)) = row else {
         return Ok(None);
     };
-    let outcomes = serde_json::from_str(&outcomes).map_err(|e| Error::Corrupt {
-        message: format!("recorded outcome of request {request_id}: {e}"),
-    })?;
+    let mut stored = decode_outcomes(request_id, &outcomes)?;
+    let inputs = outbox_inputs(conn, &stored.keys())?;
     let record = RequestRecord {
         request_id: request_id.to_owned(),
         committed_at,
-        outcomes,
+        outcomes: stored.with_inputs(inputs)?,
     };
     Ok(Some((fingerprint, record)))
 }
 
-/// Records a request with its outcomes (in place of a forgotten row under the same id that
-/// was not deleted yet), and every [`PRUNE_EVERY`] requests deletes the rows past the log's
-/// bounds.
+/// The inputs of the outbox rows `keys`, which a recorded claim left out of its outcome.
+fn outbox_inputs(conn: &Connection, keys: &[String]) -> Result<HashMap<String, Vec<u8>>> {
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT dispatch_key, input FROM outbox
+         WHERE dispatch_key IN (SELECT value FROM json_each(?1))",
+    )?;
+    let rows = stmt.query_map([serde_json::to_string(keys)?], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The latest commit time of a request of `scope` the log has forgotten: deleted, or past the
+/// window and not deleted yet. `None` when it has forgotten none.
+pub(super) fn forgotten_through(conn: &Connection, scope: &str) -> Result<Option<Millis>> {
+    let Some(number) = scope_number(conn, scope)? else {
+        return Ok(None);
+    };
+    Ok(conn
+        .prepare_cached(&format!(
+            "WITH {NEWEST}
+             SELECT max(t) FROM (
+               SELECT forgotten_through AS t FROM request_scopes WHERE scope_number = ?1
+               UNION ALL
+               SELECT max(r.committed_at) FROM requests AS r, newest
+               WHERE r.slot > ?1 * ?2 AND r.slot <= newest.slot - ?3
+               UNION ALL
+               SELECT max(r.committed_at) FROM requests AS r, newest
+               WHERE r.slot > ?1 * ?2 AND r.slot < (?1 + 1) * ?2
+                 AND r.committed_at < newest.committed_at - ?4)"
+        ))?
+        .query_row(
+            params![
+                number,
+                SCOPE_SLOTS,
+                to_sql_int("kept", MAX_KEPT_REQUESTS)?,
+                REQUEST_RETENTION_MS
+            ],
+            |row| row.get(0),
+        )?)
+}
+
+/// Moves the horizon of forgotten requests of `scope` up to `through` (never down).
+pub(super) fn forget_through(conn: &Connection, scope: &str, through: Millis) -> Result<()> {
+    forget_numbered_through(conn, numbered_scope(conn, scope)?, through)
+}
+
+fn forget_numbered_through(conn: &Connection, number: i64, through: Millis) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE request_scopes SET forgotten_through = max(coalesce(forgotten_through, ?2), ?2)
+         WHERE scope_number = ?1",
+    )?
+    .execute(params![number, through])?;
+    Ok(())
+}
+
+/// Records a request of `scope` with its outcomes (in place of a forgotten row under the same
+/// id that was not deleted yet), and every [`PRUNE_EVERY`] requests of the scope deletes the
+/// rows past its window.
 pub(super) fn record(
     conn: &Connection,
+    scope: &str,
     request_id: &str,
     fingerprint: &str,
-    outcomes: &[OperationOutcome],
+    outcomes: &mut [OperationOutcome],
 ) -> Result<()> {
-    let (seq, committed_at): (i64, i64) = conn
-        .prepare_cached(
-            "INSERT OR REPLACE INTO requests (request_id, fingerprint, outcomes, committed_at)
-             VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))
-             RETURNING seq, committed_at",
-        )?
+    let number = numbered_scope(conn, scope)?;
+    let (slot, committed_at): (i64, i64) = conn
+        .prepare_cached(&format!(
+            "WITH {NEWEST}
+             INSERT OR REPLACE INTO requests
+               (slot, scope_number, request_id, fingerprint, outcomes, committed_at)
+             VALUES (coalesce((SELECT slot FROM newest), ?1 * ?2) + 1, ?1, ?3, ?4, ?5,
+                     CAST(unixepoch('subsec') * 1000 AS INTEGER))
+             RETURNING slot, committed_at"
+        ))?
         .query_row(
-            params![request_id, fingerprint, serde_json::to_string(outcomes)?],
+            params![
+                number,
+                SCOPE_SLOTS,
+                request_id,
+                fingerprint,
+                encode_outcomes(outcomes)?
+            ],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
-    if seq % PRUNE_EVERY == 0 {
-        prune(conn, seq, committed_at)?;
+    if (slot - number * SCOPE_SLOTS) % PRUNE_EVERY == 0 {
+        prune(conn, number, slot, committed_at)?;
     }
     Ok(())
 }
 
-/// Deletes the requests more than [`MAX_KEPT_REQUESTS`] behind request `seq`, and those
-/// among the oldest [`AGE_WINDOW`] committed more than [`REQUEST_RETENTION_MS`] before it.
-fn prune(conn: &Connection, seq: i64, committed_at: i64) -> Result<()> {
+/// Deletes the requests of scope `number` more than [`MAX_KEPT_REQUESTS`] behind its request
+/// in `slot`, and those among its oldest [`AGE_WINDOW`] committed more than
+/// [`REQUEST_RETENTION_MS`] before it; the scope's horizon moves up to what was deleted.
+fn prune(conn: &Connection, number: i64, slot: i64, committed_at: i64) -> Result<()> {
     let kept = to_sql_int("kept", MAX_KEPT_REQUESTS)?;
-    conn.prepare_cached("DELETE FROM requests WHERE seq <= ?1 - ?2")?
-        .execute([seq, kept])?;
-    conn.prepare_cached(
-        "DELETE FROM requests
-         WHERE seq IN (SELECT seq FROM requests ORDER BY seq LIMIT ?1)
-           AND committed_at < ?2 - ?3",
-    )?
-    .execute([AGE_WINDOW, committed_at, REQUEST_RETENTION_MS])?;
+    let first = number * SCOPE_SLOTS;
+    let mut deleted: Vec<i64> = conn
+        .prepare_cached(
+            "DELETE FROM requests WHERE slot > ?1 AND slot <= ?2 - ?3 RETURNING committed_at",
+        )?
+        .query_map(params![first, slot, kept], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let expired: Vec<i64> = conn
+        .prepare_cached(
+            "DELETE FROM requests
+             WHERE slot IN (SELECT slot FROM requests WHERE slot > ?1 AND slot < ?2
+                            ORDER BY slot LIMIT ?3)
+               AND committed_at < ?4 - ?5
+             RETURNING committed_at",
+        )?
+        .query_map(
+            params![
+                first,
+                first + SCOPE_SLOTS,
+                AGE_WINDOW,
+                committed_at,
+                REQUEST_RETENTION_MS
+            ],
+            |row| row.get(0),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    deleted.extend(expired);
+    if let Some(&through) = deleted.iter().max() {
+        forget_numbered_through(conn, number, through)?;
+    }
     Ok(())
 }
 
@@ -320,57 +423,78 @@ impl SqliteStore {
                 self.set_package_route(workflow_type, content_hash)?;
                 Done::SetPackageRoute {}
             }
+            Operation::SaveSync {
+                target,
+                client_id,
+                cursor,
+                mark,
+                heads,
+            } => {
+                self.save_sync(target, client_id, *cursor, *mark, heads)?;
+                Done::SaveSync {}
+            }
+            Operation::RecordChange {
+                feed,
+                workflow_id,
+                base,
+                head,
+            } => Done::RecordChange {
+                position: self.record_change(feed, workflow_id, *base, *head)?,
+            },
         })
     }
 }
 
 impl StepStore for SqliteStore {
-    fn commit(&self, step: &Step) -> Result<StepOutcome> {
-        if step.frees_space() {
+    fn commit_request(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome> {
+        if Step::frees_space_of(operations) {
             // A delete under a request id writes a request-log row too: on a full disk both
             // need the room a checkpoint of the WAL gives back.
-            self.delete_with_room(|| self.commit_once(step))
+            self.delete_with_room(|| self.commit_once(request, operations))
         } else {
-            self.commit_once(step)
+            self.commit_once(request, operations)
         }
     }
 
-    fn request_outcome(&self, request_id: &str) -> Result<Option<RequestRecord>> {
+    fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome> {
+        check_scope(scope)?;
         check_id("requestId", request_id)?;
-        Ok(recorded(self.conn(), request_id)?.map(|(_, record)| record))
+        // One snapshot for the record and the horizon, even while another connection writes.
+        let _snapshot = self.conn().unchecked_transaction()?;
+        let record = recorded(self.conn(), scope, request_id)?.map(|(_, record)| record);
+        let forgotten = match record {
+            Some(_) => None,
+            None => forgotten_through(self.conn(), scope)?,
+        };
+        Ok(outcome_of(request_id, record, forgotten))
     }
 }
 
 impl SqliteStore {
-    /// Applies the step in one transaction, or answers what its request id recorded.
-    fn commit_once(&self, step: &Step) -> Result<StepOutcome> {
-        check_step(step)?;
-        let fingerprint = match &step.request_id {
-            Some(_) => Some(fingerprint(&step.operations)?),
-            None => None,
-        };
+    /// Applies the operations in one transaction, or answers what their request id recorded.
+    fn commit_once(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+    ) -> Result<StepOutcome> {
+        check_step(request.map(|key| key.id.as_str()), operations)?;
         let tx = self.write_tx()?;
         self.release_after_step.set(false);
-        if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
+        if let Some(key) = request {
+            check_scope(&key.scope)?;
             // Read under the write lock: no other connection can commit this id meanwhile.
-            if let Some((recorded_fingerprint, record)) = recorded(&tx, request_id)? {
-                if &recorded_fingerprint != fingerprint {
-                    return Err(Error::Conflict {
-                        entity: "request",
-                        id: request_id.clone(),
-                        expected: None,
-                        actual: None,
-                    });
-                }
-                return Ok(StepOutcome {
-                    outcomes: record.outcomes,
-                    replayed: true,
-                });
+            let recorded = recorded(&tx, &key.scope, &key.id)?;
+            if let Decision::Replay(outcome) = decide(&key.id, &key.fingerprint, recorded)? {
+                return Ok(outcome);
             }
         }
-        let outcomes = {
+        let mut outcomes = {
             let _in_step = InStep::enter(&self.in_step);
-            step.operations
+            operations
                 .iter()
                 .enumerate()
                 .map(|(index, operation)| {
@@ -379,8 +503,8 @@ impl SqliteStore {
                 })
                 .collect::<Result<Vec<_>>>()?
         };
-        if let (Some(request_id), Some(fingerprint)) = (&step.request_id, &fingerprint) {
-            record(&tx, request_id, fingerprint, &outcomes)?;
+        if let Some(key) = request {
+            record(&tx, &key.scope, &key.id, &key.fingerprint, &mut outcomes)?;
         }
         tx.commit()?;
         if self.release_after_step.replace(false) {

@@ -4,7 +4,8 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Row};
 
 use super::paging::{self, Listing};
-use super::{check_id, SqliteStore};
+use super::SqliteStore;
+use crate::backend::checks::check_id;
 use crate::error::Result;
 use crate::model::timers::*;
 use crate::model::{Millis, Page, PageRequest};

@@ -20,10 +20,16 @@ use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, Transaction, TransactionBehavior, MAIN_DB};
 use sha2::{Digest, Sha256};
 
+use super::import_rules::check_rules;
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
-use super::steps::{record, recorded};
-use super::{check_id, SqliteStore};
+use super::steps::{forget_through, record, recorded};
+use super::SqliteStore;
+use crate::backend::checks::check_id;
+use crate::backend::hex;
+use crate::backend::requests::{decide, Decision};
 use crate::error::{clip, Error, Result};
+use crate::model::steps::DEFAULT_REQUEST_SCOPE;
+use crate::model::Millis;
 
 /// What an import did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -197,13 +203,26 @@ impl SqliteStore {
                 "has another schema than this store after migration",
             ));
         }
+        let replaced_logs = newest_requests(&tx)?;
+        let last_claim_token = last_claim_token(&tx)?;
         for table in tables(&tx)? {
             copy_table(&tx, &table)?;
+        }
+        // Fencing only moves forward: a claim after the import hands out a token that no
+        // holder of a claim made before it (here, or in the file) was given.
+        tx.execute(
+            "UPDATE outbox_claim_counter SET last_token = max(last_token, ?1) WHERE id = 1",
+            [last_claim_token],
+        )?;
+        // Every request the store knew before is forgotten now: `request_outcome` must not
+        // take one of them for a request that never committed.
+        for (scope, newest) in replaced_logs {
+            forget_through(&tx, &scope, newest)?;
         }
         if let Some(id) = request_id {
             // The file's own log may hold this id (from an import the exported store made
             // under it): `record` replaces its row, this import is what the id means here now.
-            record(&tx, id, fingerprint, &[])?;
+            record(&tx, DEFAULT_REQUEST_SCOPE, id, fingerprint, &mut [])?;
         }
         tx.commit()?;
         Ok(false)
@@ -275,6 +294,7 @@ fn load_checked(field: &str, bytes: &[u8]) -> Result<Connection> {
         )));
     }
     migrations::migrate(&conn)?;
+    check_rules(&conn)?;
     Ok(conn)
 }
 
@@ -298,31 +318,43 @@ fn set_rollback_mode(image: &mut [u8]) {
 
 /// The request log's fingerprint of importing `bytes`.
 fn import_fingerprint(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!("import:{hex}")
+    format!("import:{}", hex(&Sha256::digest(bytes)))
 }
 
 /// Whether `request_id` imported this file already; [`Error::Conflict`] when it was used for
 /// another request.
 fn already_imported(conn: &Connection, request_id: &str, fingerprint: &str) -> Result<bool> {
-    match recorded(conn, request_id)? {
-        None => Ok(false),
-        Some((recorded, _)) if recorded == fingerprint => Ok(true),
-        Some(_) => Err(Error::Conflict {
-            entity: "request",
-            id: request_id.to_owned(),
-            expected: None,
-            actual: None,
-        }),
-    }
+    let recorded = recorded(conn, DEFAULT_REQUEST_SCOPE, request_id)?;
+    let decision = decide(request_id, fingerprint, recorded)?;
+    Ok(matches!(decision, Decision::Replay(_)))
 }
 
-/// The store's tables (not SQLite's own).
+/// The last claim token the store handed out.
+fn last_claim_token(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT last_token FROM main.outbox_claim_counter WHERE id = 1",
+        [],
+        |row| row.get(0),
+    )?)
+}
+
+/// The commit time of each scope's newest request in the store's log.
+fn newest_requests(conn: &Connection) -> Result<Vec<(String, Millis)>> {
+    let mut stmt = conn.prepare(
+        "SELECT s.scope, max(r.committed_at)
+         FROM main.requests AS r JOIN main.request_scopes AS s USING (scope_number)
+         GROUP BY s.scope",
+    )?;
+    let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The store's tables (not SQLite's own, whose names start with `sqlite_`: the `_` escaped,
+/// since LIKE reads it as any character).
 fn tables(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT name FROM pragma_table_list
-         WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'
+         WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'
          ORDER BY name",
     )?;
     let names = stmt.query_map([], |row| row.get(0))?;

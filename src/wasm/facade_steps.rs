@@ -278,8 +278,8 @@ impl RunStoreCore {
         output(self.write(&method, request_id, arguments))
     }
 
-    /// The recorded outcome of the step committed under `requestId`; null when none committed (or it expired).
-    #[wasm_bindgen(js_name = requestOutcome, unchecked_return_type = "RequestRecord | null")]
+    /// What the request log says of `requestId`: `committed` (with its outcomes), `notCommitted`, or `unknown` when the log does not hold it but has forgotten requests committed up to `forgottenThrough` (a request sent after that time did not commit).
+    #[wasm_bindgen(js_name = requestOutcome, unchecked_return_type = "RequestOutcome")]
     pub fn request_outcome(
         &self,
         #[wasm_bindgen(js_name = requestId, unchecked_param_type = "string")] request_id: JsValue,

@@ -31,6 +31,7 @@ mod facade;
 mod facade_agent;
 mod facade_retention;
 mod facade_steps;
+mod facade_sync;
 mod facade_transfer;
 mod facade_workflow;
 mod indexeddb;

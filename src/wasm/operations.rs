@@ -166,6 +166,24 @@ enum OperationFields {
         workflow_type: String,
         content_hash: String,
     },
+    SaveSync {
+        target: String,
+        client_id: String,
+        #[serde(default)]
+        cursor: Option<CursorMove>,
+        #[serde(default)]
+        mark: Option<u64>,
+        #[serde(default)]
+        heads: Vec<SyncHeadUpdate>,
+    },
+    // The sync server's own record of a push: never read from JS.
+    #[serde(skip_deserializing)]
+    RecordChange {
+        feed: String,
+        workflow_id: String,
+        base: u64,
+        head: u64,
+    },
 }
 
 /// Fails to compile when `Operation` gains a variant: add its fields to [`OperationFields`]
@@ -197,5 +215,7 @@ const _: fn(&Operation) = |operation| match operation {
     | Operation::DeprecateNamespace { .. }
     | Operation::PutPackage { .. }
     | Operation::DeletePackage { .. }
-    | Operation::SetPackageRoute { .. } => {}
+    | Operation::SetPackageRoute { .. }
+    | Operation::SaveSync { .. }
+    | Operation::RecordChange { .. } => {}
 };

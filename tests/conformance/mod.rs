@@ -31,6 +31,7 @@ macro_rules! each_area {
             artifacts,
             conversations,
             steps,
+            sync_state,
             paging,
             retention,
             input_checks
@@ -51,6 +52,7 @@ pub mod paging;
 pub mod retention;
 pub mod run_journal;
 pub mod steps;
+pub mod sync_state;
 pub mod timers;
 pub mod visibility;
 

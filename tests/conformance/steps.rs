@@ -300,7 +300,12 @@ fn a_failure_in_the_last_operation_undoes_the_earlier_ones(backend: &dyn Backend
 
 fn a_request_id_applies_the_step_once_and_replays_its_outcome(backend: &dyn Backend) {
     let store = backend.fresh().open();
-    assert_eq!(store.request_outcome("req-1").unwrap(), None);
+    assert_eq!(
+        store.request_outcome("req-1").unwrap(),
+        RequestOutcome::NotCommitted {
+            request_id: "req-1".into()
+        }
+    );
     let step = first_step().request_id("req-1");
     let first = store.commit(&step).unwrap();
     let again = store.commit(&step).unwrap();
@@ -309,7 +314,7 @@ fn a_request_id_applies_the_step_once_and_replays_its_outcome(backend: &dyn Back
     // Applied once: the journal did not move, no second row, timer or revision.
     assert_eq!(store.head("wf").unwrap(), 2);
     assert_eq!(store.load_checkpoint("wf-cp").unwrap().revision, 0);
-    let record = store.request_outcome("req-1").unwrap().unwrap();
+    let record = store.request_outcome("req-1").unwrap().committed().unwrap();
     assert_eq!(record.request_id, "req-1");
     assert_eq!(record.outcomes, first.outcomes);
     assert!(record.committed_at > 1_600_000_000_000, "{record:?}");
@@ -349,7 +354,12 @@ fn a_failed_step_records_no_request_id(backend: &dyn Backend) {
         .request_id("req")
         .with(append("wf", vec![custom("x", 1)], 9));
     expect_code(store.commit(&failing), "SEQUENCE_CONFLICT");
-    assert_eq!(store.request_outcome("req").unwrap(), None);
+    assert_eq!(
+        store.request_outcome("req").unwrap(),
+        RequestOutcome::NotCommitted {
+            request_id: "req".into()
+        }
+    );
     // The id is free: the corrected step goes through under it.
     let fixed = Step::new()
         .request_id("req")
@@ -401,10 +411,22 @@ fn old_request_ids_expire(backend: &dyn Backend) {
             REQUEST_RETENTION_MS + 1
         ))
         .unwrap();
-    assert!(store.request_outcome("old").unwrap().is_some());
+    let old = store.request_outcome("old").unwrap().committed().unwrap();
     store.commit(&step("new", 1)).unwrap();
-    assert_eq!(store.request_outcome("old").unwrap(), None);
-    assert!(store.request_outcome("new").unwrap().is_some());
+    // Forgotten, and known to be: never answered as a request that did not commit.
+    match store.request_outcome("old").unwrap() {
+        RequestOutcome::Unknown {
+            forgotten_through, ..
+        } => assert_eq!(forgotten_through, old.committed_at),
+        other => panic!("{other:?}"),
+    }
+    match store.request_outcome("never-sent").unwrap() {
+        RequestOutcome::Unknown {
+            forgotten_through, ..
+        } => assert_eq!(forgotten_through, old.committed_at),
+        other => panic!("{other:?}"),
+    }
+    assert!(store.request_outcome("new").unwrap().committed().is_some());
 }
 
 fn steps_and_their_request_ids_survive_reopen(backend: &dyn Backend) {

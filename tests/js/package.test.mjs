@@ -279,6 +279,7 @@ test('a step commits across areas in one message, exactly once under its request
     const first = await store.commit(step);
     const again = await store.commit(step);
     const recorded = await store.requestOutcome('wf-s/1');
+    const neverSent = await store.requestOutcome('wf-s/never-sent');
     // The last operation conflicts: the first two must not be written.
     let failure;
     try {
@@ -296,14 +297,17 @@ test('a step commits across areas in one message, exactly once under its request
     try { await store.commit({ operations: [{ op: 'dropTable' }] }); } catch (error) { unknown = error.code; }
     const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).items.length };
     await store.close();
-    return { first, again, recorded, failure, unknown, after };
+    return { first, again, recorded, neverSent, failure, unknown, after };
   }, { persistence: DURABLE });
   assert.deepEqual(result.first, {
     outcomes: [{ op: 'append', head: 1 }, { op: 'scheduleTimer' }, { op: 'compareAndSwapCheckpoint', revision: 0 }],
     replayed: false,
   });
   assert.deepEqual(result.again, { ...result.first, replayed: true });
+  assert.equal(result.recorded.status, 'committed');
   assert.equal(result.recorded.requestId, 'wf-s/1');
+  // Told apart from an id that never committed, which this log (that forgot nothing) knows.
+  assert.deepEqual(result.neverSent, { status: 'notCommitted', requestId: 'wf-s/never-sent' });
   assert.deepEqual(result.recorded.outcomes, result.first.outcomes);
   assert.deepEqual(result.failure, { isError: true, code: 'CONFLICT', operation: 2, expected: 7, actual: 0 });
   assert.equal(result.unknown, 'INVALID_INPUT');

@@ -18,10 +18,11 @@ export async function freePort() {
 /**
  * The server's settings: the same store for every start, so a restart keeps its data.
  * @param {Record<string, string[]>} grants token → namespaces
+ * @param {string} [schema] the PostgreSQL schema, for several stores in one test process
  */
-export function syncServerSettings(port, grants) {
+export function syncServerSettings(port, grants, schema = `sync_e2e_${process.pid}`) {
   const store = process.env.RUNSTORE_PG_URL
-    ? { RUNSTORE_SYNC_POSTGRES: process.env.RUNSTORE_PG_URL, RUNSTORE_SYNC_PG_SCHEMA: `sync_e2e_${process.pid}` }
+    ? { RUNSTORE_SYNC_POSTGRES: process.env.RUNSTORE_PG_URL, RUNSTORE_SYNC_PG_SCHEMA: schema }
     : { RUNSTORE_SYNC_SQLITE: join(mkdtempSync(join(tmpdir(), 'runstore-sync-')), 'server.db') };
   return {
     port,

@@ -290,3 +290,155 @@ test('a live sync pushes only the workflows a local change named, after a first 
   assert.ok(later.length > 0 && later.every((id) => id === 'many-7'), JSON.stringify(later));
   assert.deepEqual(await serverHistory('many-7'), [[1, 'one'], [2, 'two']]);
 });
+
+test('a store rolled back by an import that writes other events gets a conflict, never a silent replay', async () => {
+  const outcome = await profiles.a.page.evaluate(
+    async ({ url, token, namespace }) => {
+      const store = await window.runstore.RunStore.open('sync-rolled', { persistence: 'opfs' });
+      const options = { url, token, namespace };
+      const ev = (name) => ({ type: 'custom', name, recordedAt: 1, data: { name } });
+      try {
+        await store.sync(options);
+        const before = await store.exportDatabase();
+        await store.append('rolled', [ev('first-1'), ev('first-2')], 0);
+        const pushed = await store.sync(options);
+        // The local store loses that state, and the app writes two other events.
+        await store.importDatabase(before);
+        await store.append('rolled', [ev('second-1'), ev('second-2')], 0);
+        const after = await store.sync(options);
+        const local = (await store.readHistory('rolled')).items.map((e) => e.name);
+        return {
+          pushed: pushed.pushed,
+          conflicts: after.conflicts.map((c) => ({ code: c.code, workflowId: c.workflowId, localHead: c.localHead, serverHead: c.serverHead })),
+          local,
+        };
+      } finally {
+        await store.close();
+      }
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  assert.deepEqual(outcome.pushed, { workflows: 1, events: 2 }, JSON.stringify(outcome));
+  assert.deepEqual(outcome.conflicts, [{ code: 'SEQUENCE_CONFLICT', workflowId: 'rolled', localHead: 2, serverHead: 2 }], JSON.stringify(outcome));
+  assert.deepEqual(outcome.local, ['second-1', 'second-2']);
+  assert.deepEqual(await serverHistory('rolled'), [[1, 'first-1'], [2, 'first-2']]);
+});
+
+test('a purged workflow is not pulled back unless asked, and its id written again is a conflict, never pushed onto the old history', async () => {
+  const outcome = await profiles.a.page.evaluate(
+    async ({ url, token, namespace }) => {
+      const store = await window.runstore.RunStore.open('sync-purge', { persistence: 'opfs' });
+      const options = { url, token, namespace };
+      const names = async (id) => (await store.readHistory(id)).items.map((e) => e.name);
+      try {
+        await store.append('purged-1', [
+          { type: 'started', workflowType: 'order', runId: 'r1', recordedAt: 1 },
+          { type: 'completed', recordedAt: 2 },
+        ], 0);
+        await store.sync(options);
+        const purged = await store.purgeWorkflows(10, 10);
+        const afterPurge = await store.sync(options);
+        const pulledBack = await names('purged-1');
+        // The id written again: a new run at seq 1 here, while the server holds 2 events.
+        await store.append('purged-1', [{ type: 'started', workflowType: 'order', runId: 'r2', recordedAt: 30 }], 0);
+        const reused = await store.sync(options);
+        return {
+          purged: purged.workflows,
+          afterPurge: afterPurge.pulled,
+          pulledBack,
+          conflicts: reused.conflicts.map((c) => ({ code: c.code, workflowId: c.workflowId, purged: c.purged, localHead: c.localHead })),
+          pushed: reused.pushed,
+        };
+      } finally {
+        await store.close();
+      }
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  assert.equal(outcome.purged, 1, JSON.stringify(outcome));
+  assert.deepEqual(outcome.afterPurge, { workflows: 0, events: 0 });
+  assert.deepEqual(outcome.pulledBack, []);
+  assert.deepEqual(outcome.conflicts, [{ code: 'SEQUENCE_CONFLICT', workflowId: 'purged-1', purged: true, localHead: 1 }], JSON.stringify(outcome));
+  assert.deepEqual(outcome.pushed, { workflows: 0, events: 0 });
+  assert.deepEqual(await serverHistory('purged-1'), [[1, undefined], [2, undefined]]);
+
+  // Asked for, the server's history comes back into a store that purged it (and wrote nothing under its id since).
+  const restored = await profiles.b.page.evaluate(
+    async ({ url, token, namespace }) => {
+      const store = await window.runstore.RunStore.open('sync-restore', { persistence: 'opfs' });
+      const options = { url, token, namespace };
+      try {
+        await store.sync(options);
+        const before = (await store.readHistory('purged-1')).items.length;
+        await store.purgeWorkflows(10, 10);
+        const again = await store.sync(options);
+        const gone = (await store.readHistory('purged-1')).items.length;
+        const back = await store.sync({ ...options, restorePurged: true });
+        return { before, gone, again: again.pulled.events, back: back.pulled, after: (await store.readHistory('purged-1')).items.map((e) => e.type) };
+      } finally {
+        await store.close();
+      }
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE },
+  );
+  assert.deepEqual(restored, { before: 2, gone: 0, again: 0, back: { workflows: 1, events: 2 }, after: ['started', 'completed'] });
+});
+
+test('bad options and malformed or unknown server answers reject with a documented code', async () => {
+  const outcome = await profiles.a.page.evaluate(async () => {
+    const store = window.store;
+    const { RunStoreError } = window.runstore;
+    const codes = new Set(Object.keys(window.runstore.ErrorCode));
+    const attempt = async (options) => {
+      try {
+        await store.sync(options);
+        return { resolved: true };
+      } catch (error) {
+        return { isRunStoreError: error instanceof RunStoreError, documented: codes.has(error.code), code: error.code, field: error.field, serverCode: error.serverCode };
+      }
+    };
+    const answering = (status, body) => async () => new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    const base = { url: 'http://127.0.0.1:9', token: 't' };
+    const throwing = { ...base };
+    Object.defineProperty(throwing, 'namespace', { get() { throw new Error('boom'); } });
+    return {
+      noOptions: await attempt(undefined),
+      badUrl: await attempt({ ...base, url: 42 }),
+      ftp: await attempt({ ...base, url: 'ftp://example.com' }),
+      badToken: await attempt({ ...base, token: ['t'] }),
+      badNamespace: await attempt({ ...base, namespace: 'a/b' }),
+      badLive: await attempt({ ...base, live: 'yes' }),
+      badSignal: await attempt({ ...base, signal: {} }),
+      badFetch: await attempt({ ...base, fetch: 'fetch' }),
+      throwingGetter: await attempt(throwing),
+      emptyAnswer: await attempt({ ...base, fetch: answering(200, {}) }),
+      notJson: await attempt({ ...base, fetch: answering(200, 'hello') }),
+      weirdCode: await attempt({ ...base, fetch: answering(400, { code: 'WEIRD', message: 'no' }) }),
+      codeless: await attempt({ ...base, fetch: answering(500, { oops: true }) }),
+      badConflict: await attempt({ ...base, fetch: answering(409, { code: 'SEQUENCE_CONFLICT', expected: 'x' }) }),
+    };
+  });
+  for (const [name, result] of Object.entries(outcome)) {
+    assert.equal(result.isRunStoreError, true, `${name}: ${JSON.stringify(result)}`);
+    assert.equal(result.documented, true, `${name}: ${JSON.stringify(result)}`);
+  }
+  assert.deepEqual(
+    Object.fromEntries(Object.entries(outcome).map(([name, r]) => [name, [r.code, r.field ?? r.serverCode ?? null]])),
+    {
+      noOptions: ['INVALID_INPUT', 'options'],
+      badUrl: ['INVALID_INPUT', 'options.url'],
+      ftp: ['INVALID_INPUT', 'options.url'],
+      badToken: ['INVALID_INPUT', 'options.token'],
+      badNamespace: ['INVALID_INPUT', 'options.namespace'],
+      badLive: ['INVALID_INPUT', 'options.live'],
+      badSignal: ['INVALID_INPUT', 'options.signal'],
+      badFetch: ['INVALID_INPUT', 'options.fetch'],
+      throwingGetter: ['INVALID_INPUT', 'options.namespace'],
+      emptyAnswer: ['SERIALIZATION', null],
+      notJson: ['SERIALIZATION', null],
+      weirdCode: ['BACKEND', 'WEIRD'],
+      codeless: ['BACKEND', null],
+      badConflict: ['SERIALIZATION', null],
+    },
+  );
+});

@@ -123,7 +123,7 @@ function checkLatest(store, n, problems) {
   for (const k of [n, n + 1]) {
     if (store.outboxRowState(outboxKey(k)) !== null) problems.push(`step ${k} has an outbox row`);
     const id = requestId(k);
-    if (id !== undefined && store.requestOutcome(id) !== null) problems.push(`step ${k} has a request record`);
+    if (id !== undefined && store.requestOutcome(id).status === 'committed') problems.push(`step ${k} has a request record`);
   }
   const undecodable = store.findUndecodableEvent();
   if (undecodable !== null) problems.push(`undecodable event ${JSON.stringify(undecodable)}`);

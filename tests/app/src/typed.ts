@@ -13,6 +13,7 @@ import {
   type EffectRecord,
   type StepOutcome,
   type RequestRecord,
+  type RequestOutcome,
   type Page,
   type PackageMeta,
   type PurgeCounts,
@@ -88,8 +89,11 @@ export async function typedUsage(): Promise<number> {
     const newHead: number = outcome.head;
     void newHead;
   }
-  const recorded: RequestRecord | null = await store.requestOutcome('order-42/step-2');
-  void recorded;
+  const recorded: RequestOutcome = await store.requestOutcome('order-42/step-2');
+  const outcomes: RequestRecord['outcomes'] | null = recorded.status === 'committed' ? recorded.outcomes : null;
+  const forgotten: number | null = recorded.status === 'unknown' ? recorded.forgottenThrough : null;
+  void outcomes;
+  void forgotten;
   const packages: PackageMeta[] = (await store.listPackages()).items;
   const size: number | undefined = packages[0]?.sizeBytes;
   void size;

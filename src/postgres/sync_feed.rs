@@ -1,0 +1,254 @@
+//! SQL of the sync server's change feeds (tables `sync_feed`, `sync_feed_heads`) on
+//! PostgreSQL, reads bounded by bytes, and the `LISTEN` that tells a server process of the
+//! entries other processes record.
+//!
+//! A push's entry takes the feed's next position with an `UPDATE` of the feed's row in
+//! `sync_feed_heads`, the last write of the push's transaction: concurrent pushes to one
+//! namespace wait for that row lock (briefly: it is held from there to the commit) instead of
+//! racing for the position and retrying, and a position is visible only once every position
+//! below it is. Each entry also sends `NOTIFY runstore_changes` (delivered at commit) with the
+//! schema, the feed and the position, which every server process on the database listens to.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::NoTls;
+
+use super::journal::decode_row_event;
+use super::paging::col;
+use super::session::{Sql, Tx};
+use super::{to_i64, to_u64, PgStore};
+use crate::backend::checks::check_id;
+use crate::backend::paging::{check_bound, fitting};
+use crate::backend::sync::check_change;
+use crate::error::Result;
+use crate::model::journal::StoredEvent;
+use crate::model::sync::*;
+
+/// The channel every entry is announced on.
+const CHANNEL: &str = "runstore_changes";
+
+/// Records that `workflow_id` went from `base` to `head` as the next entry of `feed`, inside
+/// the caller's transaction; returns its position.
+pub(super) fn record_change_in(
+    tx: &mut Tx<'_>,
+    feed: &str,
+    workflow_id: &str,
+    base: u64,
+    head: u64,
+) -> Result<u64> {
+    check_change(feed, workflow_id, base, head)?;
+    // One statement, the step's last before its request's record and the commit: the feed's
+    // row stays locked for as short a time as the push allows.
+    let row = tx.query_one(
+        "WITH taken AS (
+           INSERT INTO sync_feed_heads AS h (feed, position) VALUES ($1, 1)
+           ON CONFLICT (feed) DO UPDATE SET position = h.position + 1
+           RETURNING position),
+         entry AS (
+           INSERT INTO sync_feed (feed, position, workflow_id, base, head)
+           SELECT $1, position, $2, $3, $4 FROM taken
+           RETURNING position)
+         SELECT position, pg_notify($5, current_schema() || E'\\t' || $1 || E'\\t' || position::text)
+         FROM entry",
+        &[
+            &feed,
+            &workflow_id,
+            &to_i64("base", base)?,
+            &to_i64("head", head)?,
+            &CHANNEL,
+        ],
+    )?;
+    let position: i64 = col(&row, 0)?;
+    to_u64("position", position)
+}
+
+/// The events `from + 1 ..= through` of `workflow_id`, decoded.
+fn events_between(
+    client: &mut impl Sql,
+    workflow_id: &str,
+    from: u64,
+    through: u64,
+) -> Result<Vec<StoredEvent>> {
+    let rows = client.query(
+        "SELECT seq, event FROM events WHERE workflow_id = $1 AND seq > $2 AND seq <= $3
+         ORDER BY seq",
+        &[
+            &workflow_id,
+            &to_i64("after", from)?,
+            &to_i64("through", through)?,
+        ],
+    )?;
+    rows.iter()
+        .map(|row| decode_row_event(workflow_id, row))
+        .collect()
+}
+
+impl SyncFeed for PgStore {
+    fn read_feed(
+        &self,
+        feed: &str,
+        after: u64,
+        bound: PageBound,
+        with_events: bool,
+    ) -> Result<FeedPage> {
+        check_id("feed", feed)?;
+        check_bound(bound)?;
+        self.read(|client| {
+            let rows = client.query(
+                "SELECT f.position, f.workflow_id, f.base, f.head,
+                        (SELECT coalesce(sum(octet_length(e.event)), 0)::bigint FROM events AS e
+                         WHERE e.workflow_id = f.workflow_id
+                           AND e.seq > f.base AND e.seq <= f.head)
+                 FROM sync_feed AS f
+                 WHERE f.feed = $1 AND f.position > $2
+                 ORDER BY f.position LIMIT $3",
+                &[
+                    &feed,
+                    &to_i64("after", after)?,
+                    &(i64::from(bound.limit) + 1),
+                ],
+            )?;
+            let mut more = rows.len() > bound.limit as usize;
+            let mut listed = Vec::with_capacity(rows.len());
+            for row in rows.iter().take(bound.limit as usize) {
+                let entry = FeedEntry {
+                    position: to_u64("position", col(row, 0)?)?,
+                    workflow_id: col(row, 1)?,
+                    base: to_u64("base", col(row, 2)?)?,
+                    head: to_u64("head", col(row, 3)?)?,
+                    events: None,
+                };
+                let bytes = to_u64("bytes", col(row, 4)?)?;
+                listed.push((entry, bytes));
+            }
+            let sizes = listed.iter().map(|(entry, bytes)| {
+                let id = entry.workflow_id.len() as u64;
+                if with_events {
+                    bytes + id
+                } else {
+                    id
+                }
+            });
+            let fit = fitting(sizes, bound.max_bytes);
+            more |= fit < listed.len();
+            listed.truncate(fit);
+            let mut entries = Vec::with_capacity(listed.len());
+            for (mut entry, _) in listed {
+                if with_events {
+                    let events =
+                        events_between(client, &entry.workflow_id, entry.base, entry.head)?;
+                    entry.events = Some(events);
+                }
+                entries.push(entry);
+            }
+            Ok(FeedPage { entries, more })
+        })
+    }
+
+    fn read_events_after(
+        &self,
+        workflow_id: &str,
+        after: u64,
+        bound: PageBound,
+    ) -> Result<EventsPage> {
+        check_id("workflowId", workflow_id)?;
+        check_bound(bound)?;
+        self.read(|client| {
+            let rows = client.query(
+                "SELECT seq, octet_length(event)::bigint FROM events
+                 WHERE workflow_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                &[
+                    &workflow_id,
+                    &to_i64("after", after)?,
+                    &(i64::from(bound.limit) + 1),
+                ],
+            )?;
+            let listed = rows.len().min(bound.limit as usize);
+            let mut sizes = Vec::with_capacity(listed);
+            for row in &rows[..listed] {
+                sizes.push(to_u64("bytes", col(row, 1)?)?);
+            }
+            let fit = fitting(sizes, bound.max_bytes);
+            let Some(last) = rows[..fit].last() else {
+                return Ok(EventsPage {
+                    events: Vec::new(),
+                    complete: true,
+                });
+            };
+            let through = to_u64("seq", col(last, 0)?)?;
+            Ok(EventsPage {
+                events: events_between(client, workflow_id, after, through)?,
+                complete: fit == rows.len(),
+            })
+        })
+    }
+
+    fn listen_changes(&self, on_change: OnChange) -> Result<Option<ChangeListener>> {
+        let config = self.config.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("runstore-listen".into())
+            .spawn(move || listen(&config, on_change.as_ref(), &stopping))
+            .map_err(|error| crate::Error::Unavailable {
+                message: format!("cannot start the change listener: {error}"),
+                request_id: None,
+            })?;
+        Ok(Some(ChangeListener::new(move || {
+            stop.store(true, Ordering::Relaxed);
+            let _ = thread.join();
+        })))
+    }
+}
+
+/// How long a listener waits between looks at its stop flag, and before reconnecting.
+const LISTEN_TICK: Duration = Duration::from_millis(250);
+
+/// Listens until `stop` is set, reconnecting when the connection is lost. After each
+/// (re)connection it calls `on_change("", 0)`: entries recorded while it was not listening
+/// went unheard, so every reader must look again.
+fn listen(
+    config: &postgres::Config,
+    on_change: &(dyn Fn(&str, u64) + Send + Sync),
+    stop: &AtomicBool,
+) {
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(mut client) = config.connect(NoTls) else {
+            std::thread::sleep(LISTEN_TICK);
+            continue;
+        };
+        let schema = client
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .and_then(|()| client.query_one("SELECT current_schema()", &[]))
+            .and_then(|row| row.try_get::<_, String>(0));
+        let Ok(schema) = schema else {
+            std::thread::sleep(LISTEN_TICK);
+            continue;
+        };
+        on_change("", 0);
+        while !stop.load(Ordering::Relaxed) {
+            let mut notifications = client.notifications();
+            let next = notifications.timeout_iter(LISTEN_TICK).next();
+            match next {
+                Ok(Some(notification)) => {
+                    if let Some((feed, position)) = parse(notification.payload(), &schema) {
+                        on_change(feed, position);
+                    }
+                }
+                Ok(None) => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// The feed and position of a notification sent from `schema`.
+fn parse<'p>(payload: &'p str, schema: &str) -> Option<(&'p str, u64)> {
+    let mut parts = payload.split('\t');
+    let (from, feed, position) = (parts.next()?, parts.next()?, parts.next()?);
+    (from == schema).then_some(())?;
+    Some((feed, position.parse().ok()?))
+}

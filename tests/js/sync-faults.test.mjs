@@ -1,0 +1,191 @@
+// Sync under faults, checked on the whole history at the end. Three clients (the package's
+// store in Node, on memory) append and sync in rounds through a loopback proxy to two
+// runstore-sync processes on one database, while the test cuts connections before a request
+// reaches a server and after a server answered (the answer lost once the request applied),
+// delays bytes, kills a server process and starts it again, and rolls one client back by
+// importing an export it made earlier. Each client writes workflows of its own and one that
+// all share. Then, with the faults gone, every client syncs until a pass ends without error,
+// and the checker reads every history, on the server and in each client:
+// - a workflow only one client wrote, and that client never rolled back, is on the server
+//   exactly as in the client: every event it appended, once, in order;
+// - no event is on the server twice (every event is unique by its client and number);
+// - wherever a client's history and the server's differ, the client's last pass reported that
+//   workflow as a SEQUENCE_CONFLICT: no divergence is silent;
+// - every client holds every other client's workflows as the server has them (converged).
+// scripts/test-sync.sh runs this; SYNC_FAULT_ROUNDS makes a longer run.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { syncStore } from '../../js/sync.js';
+import { FaultProxy } from './fault-proxy.mjs';
+import { openMemoryStore } from './node-store.mjs';
+import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
+
+const TOKEN = 'token-faults';
+const NAMESPACE = 'faults';
+const CLIENTS = 3;
+const OWN_WORKFLOWS = 4;
+const ROUNDS = Number(process.env.SYNC_FAULT_ROUNDS ?? 16);
+/** The client rolled back: it exports at ROLLBACK_FROM and imports that export at ROLLBACK_AT. */
+const ROLLED_BACK = 1;
+const ROLLBACK_FROM = 3;
+const ROLLBACK_AT = Math.min(8, ROUNDS - 2);
+/** Codes a pass may end with while faults last. */
+const FAULT_CODES = new Set(['UNAVAILABLE']);
+
+const servers = [];
+let proxy;
+let url;
+
+/** A pseudo-random sequence from a seed (mulberry32), so a failing run can be repeated. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const SEED = Number(process.env.SYNC_FAULT_SEED ?? 1234);
+
+before(async () => {
+  const schema = `sync_faults_${process.pid}`;
+  for (let i = 0; i < 2; i += 1) {
+    const settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE] }, schema);
+    servers.push({ settings, running: await startSyncServer(settings) });
+    // SQLite allows one process per file: the second server shares the first one's file.
+    if (!process.env.RUNSTORE_PG_URL) break;
+  }
+  proxy = new FaultProxy(() => servers.filter((s) => s.running).map((s) => s.settings.port));
+  url = `http://127.0.0.1:${await proxy.listen()}`;
+});
+
+after(async () => {
+  await proxy?.close();
+  for (const server of servers) await server.running?.stop();
+});
+
+const own = (client, n) => `c${client}-w${n}`;
+const SHARED = 'shared';
+
+async function serverEvents(workflowId) {
+  const response = await fetch(`${servers[0].settings.url}/v1/namespaces/${NAMESPACE}/workflows/${workflowId}/events?limit=1000`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  if (response.status === 404) return [];
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  const body = JSON.parse(text);
+  assert.equal(body.complete, true);
+  return body.events;
+}
+
+function localEvents(store, workflowId) {
+  return store.readHistory(workflowId, { limit: 1000 }).items.map((stored) => stored.event ?? stored);
+}
+
+const label = (event) => `${event.data?.client}:${event.data?.n}`;
+
+test(`sync through cut, delayed and refused connections and killed servers: nothing lost, nothing twice, no silent divergence (seed ${SEED})`, { timeout: 600_000 }, async () => {
+  const r = random(SEED);
+  const stores = [];
+  for (let c = 0; c < CLIENTS; c += 1) stores.push(await openMemoryStore(`faults-${c}`));
+  const options = { url, token: TOKEN, namespace: NAMESPACE };
+  const counters = Array(CLIENTS).fill(0);
+  const passes = { ok: 0, failed: 0, conflicts: 0 };
+  const failedCodes = new Set();
+  let exported = null;
+  let kills = 0;
+
+  const append = (c, workflowId) => {
+    const n = ++counters[c];
+    const head = stores[c].head(workflowId);
+    stores[c].append(workflowId, [{ type: 'custom', name: `c${c}-${n}`, recordedAt: n, data: { client: c, n } }], head);
+  };
+
+  for (let round = 0; round < ROUNDS; round += 1) {
+    proxy.setFaults({
+      cutRequest: r() < 0.5 ? 0.05 : 0,
+      cutAnswer: r() < 0.5 ? 0.08 : 0,
+      delayMs: r() < 0.5 ? 30 : 0,
+      refuse: r() < 0.1,
+    });
+    // A server process dies (SIGKILL, as a crash) and the other serves; a dead one comes back.
+    for (const server of servers) {
+      if (!server.running) server.running = await startSyncServer(server.settings);
+    }
+    if (servers.length > 1 && r() < 0.3) {
+      const victim = servers[Math.floor(r() * servers.length)];
+      await victim.running.stop();
+      victim.running = null;
+      kills += 1;
+      proxy.dropAll();
+    }
+    if (round === ROLLBACK_FROM) exported = stores[ROLLED_BACK].exportDatabase();
+    if (round === ROLLBACK_AT) stores[ROLLED_BACK].importDatabase(exported);
+    for (let c = 0; c < CLIENTS; c += 1) {
+      for (let k = 0; k < 2; k += 1) append(c, own(c, Math.floor(r() * OWN_WORKFLOWS)));
+      if (r() < 0.3) append(c, SHARED);
+    }
+    await Promise.all(stores.map(async (store) => {
+      try {
+        const summary = await syncStore(store, options);
+        passes.ok += 1;
+        passes.conflicts += summary.conflicts.length;
+      } catch (error) {
+        passes.failed += 1;
+        failedCodes.add(error.code);
+        assert.ok(FAULT_CODES.has(error.code), `a pass failed with ${error.code}: ${error.message}`);
+      }
+    }));
+  }
+
+  // Faults gone, every server up: each client syncs until a pass ends without error, twice
+  // over, so that each pulls what the others pushed last.
+  proxy.setFaults({});
+  for (const server of servers) {
+    if (!server.running) server.running = await startSyncServer(server.settings);
+  }
+  const last = [];
+  for (let sweep = 0; sweep < 2; sweep += 1) {
+    for (let c = 0; c < CLIENTS; c += 1) last[c] = await syncStore(stores[c], options);
+  }
+  console.log(`# seed ${SEED}: ${ROUNDS} rounds, passes ${passes.ok} ok / ${passes.failed} failed (${[...failedCodes].join(', ') || 'none'}), ` +
+    `${passes.conflicts} conflicts reported, ${kills} server kills; proxy ${JSON.stringify(proxy.counts)}`);
+
+  const workflows = [SHARED];
+  for (let c = 0; c < CLIENTS; c += 1) for (let n = 0; n < OWN_WORKFLOWS; n += 1) workflows.push(own(c, n));
+  const onServer = new Map();
+  for (const workflowId of workflows) {
+    const events = await serverEvents(workflowId);
+    onServer.set(workflowId, events);
+    const labels = events.map(label);
+    assert.equal(new Set(labels).size, labels.length, `${workflowId} holds an event twice on the server: ${labels}`);
+  }
+  for (let c = 0; c < CLIENTS; c += 1) {
+    const reported = new Set(last[c].conflicts.map((conflict) => {
+      assert.equal(conflict.code, 'SEQUENCE_CONFLICT');
+      return conflict.workflowId;
+    }));
+    for (const workflowId of workflows) {
+      const local = localEvents(stores[c], workflowId).map(label);
+      const server = onServer.get(workflowId).map(label);
+      const writer = workflowId === SHARED ? null : Number(workflowId.slice(1, workflowId.indexOf('-')));
+      if (writer === c && c !== ROLLED_BACK) {
+        assert.deepEqual(server, local, `client ${c}'s own ${workflowId}: the server lost, reordered or added events`);
+      }
+      if (JSON.stringify(local) !== JSON.stringify(server)) {
+        assert.ok(reported.has(workflowId), `client ${c}'s ${workflowId} differs from the server's and was not reported: ${local} / ${server}`);
+      }
+      if (writer !== null && writer !== c && writer !== ROLLED_BACK) {
+        assert.deepEqual(local, server, `client ${c} did not converge on ${workflowId}`);
+      }
+    }
+  }
+  // The rollback was seen: the rolled-back client wrote again where the server had moved on
+  // from what the import brought back, and was told.
+  const rolledBack = last[ROLLED_BACK].conflicts.map((conflict) => conflict.workflowId);
+  assert.ok(rolledBack.some((id) => id.startsWith(`c${ROLLED_BACK}-`)), `no conflict after the rollback: ${rolledBack}`);
+  for (const store of stores) store.close();
+});
