@@ -74,8 +74,8 @@ export declare class RunStoreError extends Error {
 /** Options of `RunStore.open`: the store's own, and how this client shares it with other tabs. */
 export interface ClientOpenOptions extends OpenOptions {
   /**
-   * `true`: this client holds the OPFS store alone, as `RunStoreCore` does: another tab or
-   * worker opening it gets BUSY. `false` (default): every tab of the origin that opens the
+   * `true`: this client holds the persistent store alone, as `RunStoreCore` does: another
+   * tab or worker opening it gets BUSY. `false` (default): every tab of the origin that opens the
    * store by this name shares it. (A memory store is always private to its client.)
    */
   exclusive?: boolean;
@@ -127,8 +127,11 @@ export interface ChangeFilter {
   workflowIds?: string[] | null;
 }
 
-/** The store's methods: every string-named method of RunStoreCore but its lifecycle ones. */
-type StoreMethods = Omit<RunStoreCore, 'free' | 'close'>;
+/**
+ * The store's methods: every string-named method of RunStoreCore but its lifecycle ones and
+ * `flush` (the client stores each write before it answers it).
+ */
+type StoreMethods = Omit<RunStoreCore, 'free' | 'close' | 'flush' | 'persistence'>;
 type Promised<T> = {
   [K in keyof T as K extends string ? K : never]: T[K] extends (...args: infer A) => infer R
     ? (...args: A) => Promise<R>
@@ -141,18 +144,25 @@ export interface RunStore extends Promised<StoreMethods> {}
 export declare class RunStore {
   private constructor();
   /**
-   * Opens (creating if needed) the store `name`. An OPFS store is shared by every tab of the
-   * origin that opens it: the leader (chosen by a queued Web Lock) runs it in its dedicated
-   * worker, the others' calls go to it; when the leader goes away the next tab takes over and
-   * unanswered calls are sent again, as they were when called, under their request ids. With
-   * `exclusive: true` this client holds it alone and another opener gets BUSY. A memory store
-   * is private.
+   * Opens (creating if needed) the store `name`. A persistent store (OPFS, IndexedDB, or
+   * `persistence: "auto"`, the default) is shared by every tab of the origin that opens it: the
+   * leader (chosen by a queued Web Lock) runs it in its dedicated worker, the others' calls go
+   * to it; when the leader goes away the next tab takes over and unanswered calls are sent
+   * again, as they were when called, under their request ids. With `exclusive: true` this
+   * client holds it alone and another opener gets BUSY. A memory store is private.
    *
    * Rejects with INVALID_INPUT for a name or options the store refuses (in every tab, the
    * store's own checks decide), with UNAVAILABLE when no tab could open the store within
-   * `requestTimeoutMs`.
+   * `requestTimeoutMs`, and with OPFS_UNAVAILABLE when the persistence asked for (`"opfs"`,
+   * `"indexeddb"`) does not exist here.
    */
-  static open(name: string, options: ClientOpenOptions): Promise<RunStore>;
+  static open(name: string, options?: ClientOpenOptions): Promise<RunStore>;
+  /**
+   * Where the store keeps its database: `"opfs"`, `"indexeddb"` or `"memory"` (what
+   * `persistence: "auto"` took; for a shared store, what its leader's worker took). Every
+   * write is stored there before its promise resolves.
+   */
+  readonly persistence: 'opfs' | 'indexeddb' | 'memory';
   /** Whether this tab runs the database now (always true for an exclusive or memory store). */
   readonly isLeader: boolean;
   /** Calls `callback` when this tab becomes or stops being the leader; returns the unsubscribe function. */

@@ -1,9 +1,9 @@
 // The main-thread client: RunStore.open starts a dedicated worker that hosts the store (OPFS
 // needs one) and every method returns a Promise settled by the worker's answer.
 //
-// A shared store (OPFS, not `exclusive`) is open in any number of tabs: the tab that holds the
-// queued Web Lock `runstore-leader:<name>` runs the worker, the others send their requests to
-// that worker over BroadcastChannels (see tabs.js). Every call is captured when it is made
+// A shared store (OPFS or IndexedDB, not `exclusive`) is open in any number of tabs: the tab
+// that holds the queued Web Lock `runstore-leader:<name>` runs the worker, the others send their
+// requests to that worker over BroadcastChannels (see tabs.js). Every call is captured when it is made
 // (wire.js); every write of a shared store travels as one step under a request id the client
 // makes, so a request sent again to the next leader after a hand-off is applied at most once,
 // and answers what it answered the first time.
@@ -14,7 +14,7 @@ import { RunStoreError, toRunStoreError } from './errors.js';
 import { METHODS, PARAMETERS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
-import { WRITES, capture } from './wire.js';
+import { WRITES, capture, refuseLongArrays } from './wire.js';
 import { unsendable } from './unsendable.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
 import { syncStore } from './sync.js';
@@ -38,6 +38,8 @@ export class RunStore {
   #nextId = 1;
   #closed = false;
   #changes = new Changes();
+  /** Where a private store lives ('opfs', 'indexeddb' or 'memory'). */
+  #persistence = null;
 
   /** Use `RunStore.open`. */
   constructor(key) {
@@ -45,10 +47,11 @@ export class RunStore {
   }
 
   /**
-   * Opens the store `name`: an OPFS store is shared by every tab of the origin unless
-   * `options.exclusive`; a memory store is private to this client.
+   * Opens the store `name`: a persistent store (OPFS, IndexedDB, or `auto`, the default) is
+   * shared by every tab of the origin unless `options.exclusive`; a memory store is private to
+   * this client.
    * @param {string} name
-   * @param {import('./index').ClientOpenOptions} options
+   * @param {import('./index').ClientOpenOptions} [options]
    */
   static async open(name, options) {
     const { shared, requestTimeoutMs, core } = readOptions(options);
@@ -97,12 +100,20 @@ export class RunStore {
       this.#failAll(new RunStoreError('SERIALIZATION', "a message from the store's worker could not be read"));
     });
     try {
-      await this.#post({ method: 'open', args: [name, options] });
+      ({ persistence: this.#persistence } = await this.#post({ method: 'open', args: [name, options] }));
     } catch (error) {
       this.#closed = true;
       worker.terminate();
       throw error;
     }
+  }
+
+  /**
+   * Where the store keeps its database: 'opfs', 'indexeddb' or 'memory' (what
+   * `persistence: 'auto'` took; for a shared store, what its leader took).
+   */
+  get persistence() {
+    return this.#tabs ? this.#tabs.persistence : this.#persistence;
   }
 
   /** Whether this tab runs the database now (always true for an exclusive or memory store). */
@@ -163,6 +174,7 @@ export class RunStore {
     try {
       // A shared store keeps every call as it was made, to send it again after a hand-off; a
       // private store's reads and imports are copied as they are posted.
+      refuseLongArrays(method, args);
       const captured = this.#tabs || WRITES.has(method);
       message = captured ? capture(method, args, this.#requestIdOf(method, args)) : { method, args };
     } catch (error) {
@@ -245,7 +257,8 @@ export function newRequestId() {
  * anything else goes to the store as it is.
  */
 function readOptions(options) {
-  const defaults = { shared: false, requestTimeoutMs: REQUEST_TIMEOUT_MS, core: options };
+  // No options: persistence 'auto', a persistent store, shared.
+  const defaults = { shared: options === undefined, requestTimeoutMs: REQUEST_TIMEOUT_MS, core: options };
   let own;
   try {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) return defaults;
@@ -263,8 +276,15 @@ function readOptions(options) {
   if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
     throw new RunStoreError('INVALID_INPUT', 'requestTimeoutMs must be a positive integer', { field: 'options.requestTimeoutMs' });
   }
-  return { shared: !exclusive && core.persistence === 'opfs', requestTimeoutMs, core };
+  return { shared: !exclusive && SHARED_MEDIA.has(core.persistence), requestTimeoutMs, core };
 }
+
+/**
+ * The persistence options whose store the origin's tabs share: every persistent one ('auto',
+ * the default, included). A memory store is private; an unknown one goes to the store's own
+ * open, which refuses it.
+ */
+const SHARED_MEDIA = new Set([undefined, 'auto', 'opfs', 'indexeddb']);
 
 /** Refuses a name or options that cannot reach the store's worker (a function, a symbol). */
 function checkSendable(name, options) {

@@ -115,7 +115,8 @@ export function serve(scope, env) {
     ];
     let scratch = null;
     try {
-      const root = await storage?.getDirectory();
+      // Where OPFS is missing (WebKit, private windows) the warm-up goes on without it.
+      const root = await storage?.getDirectory().catch(() => null);
       await root?.getDirectoryHandle(String(name)).catch(() => {});
       await ready;
       if (openBegun) return;
@@ -151,7 +152,8 @@ export function serve(scope, env) {
     if (lead) await holdAliveLock(lead.aliveLock);
     const phases = await openStore(name, options, lead);
     if (lead) startServing(lead);
-    return lead ? phases : undefined;
+    // Where the store lives: what `persistence: 'auto'` took, for the page's `store.persistence`.
+    return { ...(lead ? phases : {}), persistence: store.persistence };
   }
 
   /** Checks a store's name and options as opening it would, without opening it. */
@@ -270,16 +272,47 @@ export function serve(scope, env) {
 
   const failed = (id, error) => ({ id, ok: false, error: serializeError(error) });
 
-  /** Runs a call of the store's methods at once and returns its answer. */
+  /**
+   * Runs a call of the store's methods at once and returns its answer, or a promise of it when
+   * the call left a write that is not stored yet (IndexedDB): a write is answered once stored.
+   */
   function answerNow(message) {
     const { id } = message;
     announced = null;
     try {
-      return answerTo(id, run(message));
+      const value = run(message);
+      if (store.__unflushed()) {
+        const change = announced;
+        announced = null;
+        return answerFlushed(id, value, change);
+      }
+      return answerTo(id, value);
     } catch (error) {
       announced = null;
       return failed(id, error);
     }
+  }
+
+  /**
+   * The answer to a call once its write is stored. A failed flush undid the write (the store
+   * holds what IndexedDB holds): the call fails with the flush's error and announces nothing.
+   */
+  async function answerFlushed(id, value, change) {
+    try {
+      await store.flush();
+    } catch (error) {
+      return failed(id, error);
+    }
+    announced = change;
+    return answerTo(id, value);
+  }
+
+  /** Answers `message` now, or once its write is stored: then resolves when it was answered. */
+  function respond(message, answer) {
+    const result = answerNow(message);
+    if (result instanceof Promise) return result.then(answer);
+    answer(result);
+    return null;
   }
 
   /** Opens, checks or closes: the calls that need to wait for a promise. */
@@ -293,8 +326,9 @@ export function serve(scope, env) {
   }
 
   /**
-   * Open and close while they run (and the calls that came meanwhile, which wait for them), or
-   * null: a call that finds it null runs and is answered in the task its message arrived in.
+   * Open and close while they run, and a write being stored in IndexedDB (with the calls that
+   * came meanwhile, which wait for them), or null: a call that finds it null runs and is
+   * answered in the task its message arrived in.
    */
   let waiting = null;
 
@@ -317,8 +351,12 @@ export function serve(scope, env) {
       return;
     }
     if (LATER.has(message.method)) afterWaiting(async () => answer(await answerLater(message)));
-    else if (waiting) afterWaiting(() => answer(answerNow(message)));
-    else answer(answerNow(message));
+    else if (waiting) afterWaiting(() => respond(message, answer));
+    else {
+      // A write that is being stored holds back the calls after it.
+      const storing = respond(message, answer);
+      if (storing) afterWaiting(() => storing);
+    }
   }
 
   /** Sends `answer` with `post`, then what its calls changed to the other tabs. */

@@ -1,8 +1,8 @@
 // Tabs sharing one store. Every tab queues for the Web Lock `runstore-leader:<name>` (queued,
 // never `ifAvailable`); the holder, the leader, runs the database in its dedicated worker.
 // Channels, all BroadcastChannels named `runstore:<name>:...`:
-// - `control`: `who` (asked by a tab that joins), `leader` (a leader announces itself, and
-//   answers `who`), `resign` (a leader steps down);
+// - `control`: `who` (asked by a tab that joins), `leader` (a leader announces itself and where
+//   its worker keeps the store, and answers `who`), `resign` (a leader steps down);
 // - `requests`: a follower asks the leader's worker for a link of its own;
 // - `link:<leaderId>:<clientId>`: a follower's calls and their answers. Only that follower and
 //   the leader's worker hold it, so no other tab is woken by its traffic. The link is the
@@ -45,6 +45,9 @@ function browserEnv() {
     startWorker: (name) => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }),
   };
 }
+
+/** What a leader may say its worker keeps the store in. */
+const PERSISTENCES = new Set(['opfs', 'indexeddb', 'memory']);
 
 const ENDED = new RunStoreError('BACKEND', 'the term ended before the store was open');
 
@@ -164,6 +167,8 @@ export class Tabs {
   #spare = null;
   /** The leader's id as this tab last heard it (this tab's own while it leads), or null. */
   #leaderId = null;
+  /** Where the leader's worker keeps the store ('opfs', 'indexeddb', 'memory'), as last heard. */
+  #persistence = null;
   /** Settles once the lock callback of this tab's current turn returned. */
   #leading = Promise.resolve();
   /** Settles once the worker of this tab's last term is gone. */
@@ -190,6 +195,10 @@ export class Tabs {
     this.#onChange = onChange;
     this.#env = env;
     this.#prefix = `runstore:${name}:`;
+  }
+
+  get persistence() {
+    return this.#persistence;
   }
 
   get isLeader() {
@@ -480,10 +489,12 @@ export class Tabs {
 
   #onControl(message) {
     if (message.type === 'who') {
-      if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#leaderId });
+      if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#leaderId, persistence: this.#persistence });
     } else if (message.type === 'leader' && typeof message.leaderId === 'string') {
       if (message.leaderId === this.#leaderId) return;
       this.#leaderId = message.leaderId;
+      // A leader running an older package does not say: its store is on OPFS.
+      this.#persistence = PERSISTENCES.has(message.persistence) ? message.persistence : 'opfs';
       this.#resend();
     } else if (message.type === 'resign' && message.leaderId === this.#leaderId) {
       this.#leaderId = null;
@@ -584,8 +595,9 @@ export class Tabs {
       return RETRY_LEAD_MS;
     }
     this.#leaderId = term.leaderId;
+    this.#persistence = phases.persistence;
     this.#unlink();
-    this.#control.postMessage({ type: 'leader', leaderId: term.leaderId });
+    this.#control.postMessage({ type: 'leader', leaderId: term.leaderId, persistence: phases.persistence });
     // When each phase of taking over ended (ms since the epoch), for profiling tools and benchmarks.
     globalThis.performance?.mark?.('runstore:lead', { detail: { ...phases, lockGranted, announced: Date.now() } });
     this.#joined.resolve();

@@ -5,10 +5,18 @@
 /** Any value JSON can represent (no NaN, Infinity, undefined, functions or lone surrogates). */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/**
+ * Where a store keeps its database. `"opfs"`: the origin private file system through sync
+ * access handles (dedicated workers only; OPFS_UNAVAILABLE elsewhere). `"indexeddb"`: held in
+ * memory and stored in IndexedDB (any context with IndexedDB). `"memory"`: gone on close.
+ * `"auto"`: OPFS where it exists, else IndexedDB, else memory.
+ */
+export type Persistence = 'opfs' | 'indexeddb' | 'memory' | 'auto';
+
 /** Options of `RunStore.open`. */
 export interface OpenOptions {
-  /** `"opfs"`: persisted in the origin private file system (dedicated worker); `"memory"`: gone on close. */
-  persistence: 'opfs' | 'memory';
+  /** Where the database lives (default `"auto"`); the store's `persistence` says what it took. */
+  persistence?: Persistence;
   /** `"full"` (default): a returned commit survives a crash and a power loss. `"relaxed"`: it survives a crash of the tab or worker; a power loss may drop the last commits. */
   durability?: 'full' | 'relaxed';
 }

@@ -4,6 +4,8 @@ import { PARAMETERS } from './methods.js';
 
 /** The INVALID_INPUT for `args` of `method` that a postMessage refused with `error`. */
 export function unsendable(method, args, error) {
+  // Refused before it was sent (wire.js), as the store would refuse it.
+  if (error instanceof RunStoreError) return error;
   const field = unsendablePath(method, args);
   return new RunStoreError('INVALID_INPUT', `${field} cannot be sent to the store: ${describe(error)}`, { field });
 }

@@ -13,7 +13,8 @@
 // Date, a class instance, NaN, a value over a limit) is cloned instead and goes as its
 // values, which the store's walk then refuses naming the field, as on `runstore/core`. Other
 // calls are cloned when they hold objects.
-import { WRITE_RESULTS } from './methods.js';
+import { PARAMETERS, WRITE_RESULTS } from './methods.js';
+import { RunStoreError } from './errors.js';
 import { unsendable } from './unsendable.js';
 
 /** Nesting at which the store refuses a value (src/wasm/walk.rs, MAX_DEPTH), from each argument. */
@@ -54,6 +55,30 @@ export function capture(method, args, requestId) {
   if (message) return message;
   if (method !== 'commit') return { method, requestId, args: cloned(method, args) };
   return withOwnId({ method, requestId: stepRequestId(args[0], requestId), args: cloned(method, args) }, requestId);
+}
+
+/**
+ * Items an array argument may have: the store refuses a longer one at once (src/wasm/walk.rs:
+ * NODE_BYTES an item against MAX_ARGUMENT_BYTES an argument). Refused before it is cloned or
+ * posted: WebKit clones a sparse array item by item up to its length (an array of 2^32 - 1
+ * items hung the page for minutes).
+ */
+const MAX_ARRAY_ITEMS = MAX_ARGUMENT_BYTES / NODE_BYTES;
+
+/** Throws the store's INVALID_INPUT for an argument that is an array longer than it takes. */
+export function refuseLongArrays(method, args) {
+  for (let i = 0; i < args.length; i++) {
+    let length = 0;
+    try {
+      length = Array.isArray(args[i]) ? args[i].length : 0;
+    } catch {
+      continue; // a revoked Proxy: cloning it names it
+    }
+    if (length > MAX_ARRAY_ITEMS) {
+      const field = PARAMETERS[method]?.[i] ?? `arguments[${i}]`;
+      throw new RunStoreError('INVALID_INPUT', `${field} has ${length} items, more than one argument can hold`, { field });
+    }
+  }
 }
 
 const CLONEABLE_PRIMITIVES = new Set(['string', 'number', 'boolean', 'bigint', 'undefined']);

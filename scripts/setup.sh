@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need, skipping what is already there:
 # a Rust toolchain that can target wasm32-unknown-unknown, a C compiler for SQLite's C on
-# wasm32, wasm-bindgen-cli (the exact version in Cargo.lock), wasm-pack, Chromium with its
-# driver, PostgreSQL (for the PgStore tests), and the npm packages. Safe to run again: a second run takes seconds.
+# wasm32, wasm-bindgen-cli (the exact version in Cargo.lock), wasm-pack, the three browser
+# engines the tests run in with their WebDriver servers (Chromium and chromedriver, Firefox ESR
+# and geckodriver, WebKitGTK's MiniBrowser and WebKitWebDriver, with Xvfb for the display WebKit
+# needs), PostgreSQL (for the PgStore tests), and the npm packages. Safe to run again: a second
+# run takes seconds.
 #
 # Where `rustup target add wasm32-unknown-unknown` works, that is all the Rust side needs.
 # Where it cannot download (a machine that reaches only package registries), Debian's
@@ -64,9 +67,11 @@ setup_rust_wasm() {
   fi
 }
 
-# 2. Browser, driver and the C compiler for SQLite on wasm32.
+# 2. Browsers, drivers and the C compiler for SQLite on wasm32. Debian's Firefox ESR has no
+# geckodriver package: it is built from crates.io (setup_wasm_tools). webkit2gtk-driver brings
+# WebKitGTK with its MiniBrowser; WebKit needs a display, which xvfb-run gives it.
 setup_system_packages() {
-  apt_install chromium chromium-driver
+  apt_install chromium chromium-driver firefox-esr webkit2gtk-driver xvfb
   # The PostgreSQL server for the PgStore tests (scripts/test-postgres.sh starts a cluster).
   apt_install postgresql
   if ! command -v clang-22 >/dev/null && ! command -v clang >/dev/null; then apt_install clang-22 lld-22; fi
@@ -85,9 +90,16 @@ setup_wasm_tools() {
     log "cargo install wasm-pack"
     cargo install -q wasm-pack
   fi
+  # Firefox's WebDriver server, for `wasm-pack test --firefox` (without it wasm-pack would try
+  # to download one).
+  if ! command -v geckodriver >/dev/null; then
+    log "cargo install geckodriver"
+    cargo install -q geckodriver
+  fi
 }
 
-# 4. npm packages (wasm-opt from binaryen, playwright-core, vite, typescript).
+# 4. npm packages (wasm-opt from binaryen, playwright-core for Chromium, puppeteer-core for
+# Firefox over WebDriver BiDi, vite, typescript).
 setup_npm() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "npm install"

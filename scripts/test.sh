@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: set-up (skipped where done), lint, the native suite, the browser suite in
-# headless Chromium, the npm package as an app uses it (in Chromium, and in Node with
-# LangGraph.js and LangGraph's checkpoint validation suite), the demo end to end, and sync (the
-# server and `store.sync` on a throwaway PostgreSQL cluster).
+# Runs every test: set-up (skipped where done), lint, the native suite, the browser suite, the
+# npm package as an app uses it and the demo end to end, each in Chromium, Firefox and WebKit,
+# the package in Node with LangGraph.js and LangGraph's checkpoint validation suite, and sync
+# (the server and `store.sync` on a throwaway PostgreSQL cluster).
 # Usage: scripts/test.sh            (what `npm test` and CI run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +26,9 @@ for stage in scripts/test-browser.sh scripts/test-js.sh scripts/test-langgraph.s
 done
 
 # A smoke run of `npm run bench` at 1 % of each workload: proves the benchmark page builds
-# and every side runs every workload on every setup (its figures mean nothing at that size).
+# and every side runs every workload on every setup in every engine (its figures mean nothing
+# at that size).
 step "scripts/bench-official.sh (smoke)"
 bash scripts/bench-official.sh --runs 1 --scale 0.01
 echo
-echo "all tests passed"
+echo "all tests passed in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

@@ -5,13 +5,16 @@
 
 #[macro_use]
 mod conformance;
+#[path = "support/custom_events.rs"]
+mod custom_events;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use conformance::{expect_code, Backend, Case, Location};
+use custom_events::{custom, names};
 use runstore::wasm::{install_pool, open_in_memory, OpfsPool};
-use runstore::{Durability, Event, EventJournal, EventKind, PageRequest, SqliteStore};
+use runstore::{Durability, EventJournal, SqliteStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 /// The store the conformance cases run on.
@@ -157,27 +160,6 @@ macro_rules! on_both {
 each_area!(on_both);
 
 // ---- OPFS behaviour only a browser has ----
-
-fn custom(name: &str, at: i64) -> Event {
-    Event {
-        kind: EventKind::Custom { name: name.into() },
-        recorded_at: at,
-        data: serde_json::json!({ "step": name }),
-    }
-}
-
-fn names(store: &SqliteStore, workflow: &str) -> Vec<String> {
-    store
-        .read_history(workflow, &PageRequest::default())
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|stored| match stored.event.kind {
-            EventKind::Custom { name } => name,
-            other => panic!("unexpected event {other:?}"),
-        })
-        .collect()
-}
 
 fn now() -> f64 {
     js_sys::Date::now()

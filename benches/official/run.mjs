@@ -1,16 +1,18 @@
 // Runs W1-W5 through runstore's public JS API (runstore/core in a worker, and the main-thread
-// RunStore client) beside the official SQLite wasm build running the same SQL, in one headless
-// Chromium page, and prints Markdown tables: medians of the runs with their spreads, and the
-// ratios taken within each run. Figures only, no assertions on speed.
+// RunStore client) beside the official SQLite wasm build running the same SQL, in one page of
+// each browser engine (Chromium, Firefox, WebKit), and prints Markdown tables: medians of the
+// runs with their spreads, the ratios taken within each run, and each engine beside Chromium.
+// Figures only, no assertions on speed.
 //
-// Usage (scripts/bench-official.sh builds the page first):
-//   node benches/official/run.mjs [--workloads W1,W3] [--setups memory,opfs-full]
-//     [--sides core,official,plain,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
+// Usage (scripts/bench-official.sh builds the page first; WebKit needs a display, xvfb-run):
+//   node benches/official/run.mjs [--engines chromium,firefox,webkit] [--workloads W1,W3]
+//     [--setups memory,opfs-full,indexeddb] [--sides core,official,plain,client,exclusive]
+//     [--runs 3] [--scale 1] [--json FILE]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { serveStatic, launchChromium } from '../../tests/js/browser.mjs';
+import { serveStatic, launchEngine } from '../../tests/js/browser.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -25,8 +27,15 @@ const WORKLOADS = {
 const SETUPS = {
   'opfs-relaxed': 'OPFS (sahpool): runstore `relaxed` beside official `synchronous=NORMAL`',
   'opfs-full': 'OPFS (sahpool): runstore `full` beside official `synchronous=FULL`',
+  indexeddb: 'IndexedDB: runstore `full` (each write stored strictly before it is acknowledged); the official build has no IndexedDB VFS',
   memory: 'memory: runstore `memory` beside official `:memory:`',
 };
+const ENGINES = ['chromium', 'firefox', 'webkit'];
+/** What an engine can run: WebKitGTK has no OPFS sync access handles (for either build). */
+const canRun = (engine, setup) => engine !== 'webkit' || !setup.startsWith('opfs');
+/** The sides on the official build (`official`, `plain`) have no IndexedDB VFS. */
+const ON_OFFICIAL = new Set(['official', 'plain']);
+const sidesFor = (setup, sides) => (setup === 'indexeddb' ? sides.filter((side) => !ON_OFFICIAL.has(side)) : sides);
 // `official` runs runstore's own schema and statements on the official build; `plain` the SQL a
 // developer would write by hand for the same jobs (src/plain.js), also on the official build.
 // `exclusive`, not run unless named: the client on an `exclusive: true` store, whose writes
@@ -45,6 +54,7 @@ const WARMUP_SCALE = 0.02;
 function options() {
   const { values } = parseArgs({
     options: {
+      engines: { type: 'string', default: ENGINES.join(',') },
       workloads: { type: 'string', default: Object.keys(WORKLOADS).join(',') },
       setups: { type: 'string', default: Object.keys(SETUPS).join(',') },
       sides: { type: 'string', default: DEFAULT_SIDES.join(',') },
@@ -55,7 +65,7 @@ function options() {
     },
   });
   if (values.help) {
-    console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(5, 8).join('\n'));
+    console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(6, 10).join('\n'));
     process.exit(0);
   }
   const list = (text, known, what) =>
@@ -68,6 +78,7 @@ function options() {
   if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a whole number of at least 1');
   if (!(scale > 0 && scale <= 1)) throw new Error('--scale takes a number in (0, 1]');
   return {
+    engines: list(values.engines, ENGINES, 'engine'),
     workloads: list(values.workloads, Object.keys(WORKLOADS), 'workload'),
     setups: list(values.setups, Object.keys(SETUPS), 'setup'),
     sides: list(values.sides, SIDES, 'side'),
@@ -102,7 +113,7 @@ const measureIn = (page, side, setup, workload, scale, name) =>
 async function warmUp(page, opts) {
   for (const setup of opts.setups) {
     for (const workload of opts.workloads) {
-      for (const side of opts.sides) {
+      for (const side of sidesFor(setup, opts.sides)) {
         const name = `warmup-${setup}-${workload}-${side}`.toLowerCase();
         await measureIn(page, side, setup, workload, Math.min(WARMUP_SCALE, opts.scale), name);
       }
@@ -121,17 +132,18 @@ async function measureAll(page, opts) {
   for (let run = 0; run < opts.runs; run++) {
     const floor = await page.evaluate((calls) => window.bench.postMessageRoundTrip(calls), FLOOR_CALLS);
     floors.push(floor);
-    console.error(`[bench] run ${run + 1} bare postMessage round trip: ${floor.toFixed(1)} µs`);
-    // Each run starts with another side, so that no side always runs first or last.
-    const order = opts.sides.map((_, i) => opts.sides[(i + run) % opts.sides.length]);
+    console.error(`[bench] ${opts.engine} run ${run + 1} bare postMessage round trip: ${floor.toFixed(1)} µs`);
     for (const setup of opts.setups) {
+      // Each run starts with another side, so that no side always runs first or last.
+      const sides = sidesFor(setup, opts.sides);
+      const order = sides.map((_, i) => sides[(i + run) % sides.length]);
       for (const workload of opts.workloads) {
         for (const side of order) {
           const name = `bench-${run + 1}-${setup}-${workload}-${side}`.toLowerCase();
           const { count, ms } = await measureIn(page, side, setup, workload, opts.scale, name);
           const perSecond = count / (ms / 1000);
-          results.push({ run: run + 1, setup, workload, side, count, ms, perSecond });
-          console.error(`[bench] run ${run + 1} ${setup} ${workload} ${side}: ${count} in ${ms.toFixed(1)} ms = ${rate(perSecond)}/s`);
+          results.push({ engine: opts.engine, run: run + 1, setup, workload, side, count, ms, perSecond });
+          console.error(`[bench] ${opts.engine} run ${run + 1} ${setup} ${workload} ${side}: ${count} in ${ms.toFixed(1)} ms = ${rate(perSecond)}/s`);
         }
       }
     }
@@ -139,34 +151,54 @@ async function measureAll(page, opts) {
   return { results, floors };
 }
 
+/** Every measurement in `engine`'s page: { results, floors, userAgent }. */
+async function benchEngine(engine, url, opts) {
+  const browser = await launchEngine(engine);
+  try {
+    const page = await browser.newPage();
+    page.on('pageerror', (error) => console.error(`[page ${engine}] ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') console.error(`[console ${engine}] ${message.text()}`);
+    });
+    await page.goto(url);
+    await page.waitForFunction(() => window.benchReady === true);
+    const setups = opts.setups.filter((setup) => canRun(engine, setup));
+    const engineOpts = { ...opts, engine, setups };
+    await warmUp(page, engineOpts);
+    const measured = await measureAll(page, engineOpts);
+    return { ...measured, userAgent: await page.evaluate(() => navigator.userAgent), setups };
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main() {
   const opts = options();
   const server = await serveStatic(join(root, 'benches', 'official', 'dist'));
-  const browser = await launchChromium();
-  let results;
-  let floors;
+  const byEngine = {};
   try {
-    const page = await browser.newPage();
-    page.on('pageerror', (error) => console.error(`[page] ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') console.error(`[console] ${message.text()}`);
-    });
-    await page.goto(server.url);
-    await page.waitForFunction(() => window.benchReady === true);
-    await warmUp(page, opts);
-    ({ results, floors } = await measureAll(page, opts));
-    report(opts, results, floors, await page.evaluate(() => navigator.userAgent));
+    for (const engine of opts.engines) byEngine[engine] = await benchEngine(engine, server.url, opts);
   } finally {
-    await browser.close();
     await server.close();
   }
-  if (opts.json) writeFileSync(opts.json, JSON.stringify({ options: opts, results, floors }, null, 2));
+  for (const engine of opts.engines) {
+    const { results, floors, userAgent, setups } = byEngine[engine];
+    report({ ...opts, setups }, results, floors, engine, userAgent);
+  }
+  if (opts.engines.length > 1) compareEngines(opts, byEngine);
+  if (opts.json) writeFileSync(opts.json, JSON.stringify({ options: opts, byEngine }, null, 2));
 }
 
-function report(opts, results, floors, userAgent) {
+/** The browser's name and version from its user agent. */
+function browserName(userAgent) {
+  const match = /(HeadlessChrome|Chrome|Firefox)\/[\d.]+/.exec(userAgent) ?? /AppleWebKit\/[\d.]+/.exec(userAgent);
+  return match?.[0] ?? userAgent;
+}
+
+function report(opts, results, floors, engine, userAgent) {
   const version = (pkg) => JSON.parse(readFileSync(join(root, ...pkg, 'package.json'), 'utf8')).version;
   const officialVersion = version(['node_modules', '@sqlite.org', 'sqlite-wasm']);
-  console.log(`\n${/HeadlessChrome\/[\d.]+/.exec(userAgent)?.[0] ?? userAgent}, @sqlite.org/sqlite-wasm ${officialVersion}, runstore ${version([])}; ` +
+  console.log(`\n## ${engine}: ${browserName(userAgent)}, @sqlite.org/sqlite-wasm ${officialVersion}, runstore ${version([])}; ` +
     `${opts.runs} run(s), scale ${opts.scale}. Cells: median (min–max) over the runs; ratios are taken within each run.`);
   const of = (run, setup, workload, side) =>
     results.find((r) => r.run === run && r.setup === setup && r.workload === workload && r.side === side)?.perSecond;
@@ -251,3 +283,47 @@ function clientCost(opts, results, floors) {
 }
 
 await main();
+
+/**
+ * Each engine beside Chromium: for runstore/core and for the client, per setup and workload,
+ * the engine's median rate, its ratio to Chromium's median (the engines run one after the
+ * other, so the ratio is of medians) and, for runstore/core, its ratio to the official build in
+ * the same engine (the median of the per-run ratios).
+ */
+function compareEngines(opts, byEngine) {
+  const engines = opts.engines;
+  const medianOf = (engine, setup, workload, side) => {
+    const xs = byEngine[engine].results.filter((r) => r.setup === setup && r.workload === workload && r.side === side);
+    return xs.length ? median(xs.map((r) => r.perSecond)) : undefined;
+  };
+  const officialRatio = (engine, setup, workload) => {
+    const { results } = byEngine[engine];
+    const out = [];
+    for (let run = 1; run <= opts.runs; run++) {
+      const at = (side) => results.find((r) => r.run === run && r.setup === setup && r.workload === workload && r.side === side);
+      if (at('core') && at('official')) out.push(at('core').perSecond / at('official').perSecond);
+    }
+    return out.length ? ratio(median(out)) : '–';
+  };
+  for (const side of ['core', 'client'].filter((s) => opts.sides.includes(s))) {
+    const name = side === 'core' ? 'runstore/core' : 'main-thread client';
+    console.log(`\nEvery engine, ${name}: unit/s (÷ Chromium)${side === 'core' ? '; core ÷ official in the same engine' : ''}\n`);
+    const heads = engines.map((e) => e);
+    const extra = side === 'core' ? engines.map((e) => `÷ official (${e})`) : [];
+    console.log(`| setup | workload | ${[...heads, ...extra].join(' | ')} |`);
+    console.log(`|---|---|${[...heads, ...extra].map(() => '---:').join('|')}|`);
+    for (const setup of opts.setups) {
+      for (const workload of opts.workloads) {
+        const base = medianOf('chromium', setup, workload, side);
+        const cells = engines.map((engine) => {
+          const value = medianOf(engine, setup, workload, side);
+          if (value === undefined) return '–';
+          const vsChromium = base !== undefined && engine !== 'chromium' ? ` (${ratio(value / base)})` : '';
+          return `${rate(value)}${vsChromium}`;
+        });
+        const official = side === 'core' ? engines.map((engine) => officialRatio(engine, setup, workload)) : [];
+        console.log(`| ${setup} | ${WORKLOADS[workload][0]} | ${[...cells, ...official].join(' | ')} |`);
+      }
+    }
+  }
+}

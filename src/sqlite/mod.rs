@@ -55,6 +55,10 @@ pub enum Medium {
     Sahpool,
     /// A private in-memory database.
     Memory,
+    /// A database held in memory and stored in IndexedDB after commits (see
+    /// `runstore::wasm::IdbPool`): a rollback journal in memory, no flushes by SQLite. What a
+    /// commit promises is decided by the store's write to IndexedDB.
+    IndexedDb,
 }
 
 /// The store: one SQLite connection with the runstore schema.
@@ -231,17 +235,27 @@ impl Deref for WriteTx<'_> {
 fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Result<()> {
     conn.pragma_update(None, "foreign_keys", true)?;
     set_new_page_size(conn)?;
-    let synchronous = match durability {
-        Durability::Full => "FULL",
-        Durability::Relaxed => "NORMAL",
+    let synchronous = match (medium, durability) {
+        // SQLite's own flushes would do nothing there: the pool's write to IndexedDB does.
+        (Medium::IndexedDb, _) => "OFF",
+        (_, Durability::Full) => "FULL",
+        (_, Durability::Relaxed) => "NORMAL",
     };
-    if medium != Medium::Memory {
+    let journal = match medium {
+        Medium::Memory => None,
+        // IndexedDB holds only what a whole commit left: the journal never needs to outlive a
+        // transaction. Not exclusive locking: after a failed write to IndexedDB the pool puts
+        // the stored pages back, and SQLite rereads them at its next transaction.
+        Medium::IndexedDb => Some("memory"),
+        Medium::NativeFile | Medium::Sahpool => Some("wal"),
+    };
+    if let Some(journal) = journal {
         let mode: String =
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+            conn.pragma_update_and_check(None, "journal_mode", journal, |row| row.get(0))?;
         // A journal mode SQLite refused would silently change what a commit promises.
-        if !mode.eq_ignore_ascii_case("wal") {
+        if !mode.eq_ignore_ascii_case(journal) {
             return Err(Error::Backend {
-                message: format!("journal_mode WAL was refused; the mode is {mode}"),
+                message: format!("journal_mode {journal} was refused; the mode is {mode}"),
             });
         }
     }

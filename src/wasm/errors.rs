@@ -36,8 +36,11 @@ fn classify(name: Option<&str>, message: String) -> Error {
         // Another context holds a sync access handle on one of the pool's files.
         Some("NoModificationAllowedError") => Error::Busy { message },
         Some("QuotaExceededError") => Error::StorageFull { message },
-        // Private browsing, blocked storage, an insecure or opaque origin.
-        Some("SecurityError" | "NotAllowedError") => Error::OpfsUnavailable { message },
+        // Private browsing, blocked storage, an insecure or opaque origin, or (WebKitGTK) an
+        // OPFS without sync access handles.
+        Some("SecurityError" | "NotAllowedError" | "NotSupportedError") => {
+            Error::OpfsUnavailable { message }
+        }
         _ => Error::Backend { message },
     }
 }
@@ -76,4 +79,33 @@ pub(super) fn is_handle_held(error: &OpfsSAHError) -> bool {
         OpfsSAHError::Cleanup { error, .. } => is_handle_held(error),
         _ => false,
     }
+}
+
+/// Whether the last failure the VFS `vfs_name` reported (its `xGetLastError`) was a write that
+/// wrote fewer bytes than asked. That is how Firefox answers a write past the origin's quota
+/// (`write()` returns 0, where Chromium throws QuotaExceededError), and how some Chrome
+/// versions do (wa-sqlite#336); sqlite-wasm-vfs turns it into SQLite's generic I/O error.
+pub(super) fn last_write_was_short(vfs_name: &str) -> bool {
+    use sqlite_wasm_rs::vfs::ffi::sqlite3_vfs_find;
+    let Ok(name) = std::ffi::CString::new(vfs_name) else {
+        return false;
+    };
+    let mut message = [0u8; 512];
+    // SAFETY: the VFS, found by name, stays registered while its pool is open (the caller
+    // holds the pool); xGetLastError writes at most `len` bytes, NUL-terminated.
+    let written = unsafe {
+        let vfs = sqlite3_vfs_find(name.as_ptr());
+        match vfs.as_ref().and_then(|vfs| vfs.xGetLastError) {
+            Some(last_error) => {
+                last_error(vfs, message.len() as i32, message.as_mut_ptr().cast());
+                true
+            }
+            None => false,
+        }
+    };
+    let text = std::ffi::CStr::from_bytes_until_nul(&message)
+        .map(|text| text.to_string_lossy())
+        .unwrap_or_default();
+    // sqlite-wasm-vfs 0.3's `ShortIo`: "write file: expected {n} bytes, got {m}".
+    written && text.starts_with("write file: expected ")
 }

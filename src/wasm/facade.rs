@@ -12,42 +12,32 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{input, js_error, output, output_json};
+use super::check_pool_name;
+use super::convert::{input, input_or_default, js_error, output, output_json};
+use super::persistence::{self, Persistence, Place};
 use super::reserve::Reserve;
 use super::to_js;
-use super::{check_pool_name, install_pool, open_in_memory, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
-/// Where `RunStoreCore.open` keeps the database.
-#[derive(Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-enum Persistence {
-    /// OPFS (dedicated workers only): survives reloads, crashes and browser restarts.
-    Opfs,
-    /// A private in-memory database, gone when the store closes.
-    Memory,
-}
-
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OpenOptions {
+    #[serde(default)]
     persistence: Persistence,
     #[serde(default)]
     durability: Durability,
 }
 
-/// The arguments of `open`, read and checked: an OPFS store's name must be a pool name.
+/// The arguments of `open`, read and checked: a persistent store's name must be a pool name
+/// (`auto` may take OPFS, whose pool is named after it).
 fn open_arguments(name: JsValue, options: JsValue) -> Result<(String, OpenOptions), JsValue> {
     let name: String = input("name", name)?;
-    let options: OpenOptions = input("options", options)?;
-    if let Persistence::Opfs = options.persistence {
+    let options: OpenOptions = input_or_default("options", options)?;
+    if options.persistence != Persistence::Memory {
         check_pool_name(&name).map_err(js_error)?;
     }
     Ok((name, options))
 }
-
-/// The database file inside a store's pool.
-const DATABASE_FILE: &str = "/runstore.db";
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = include_str!("../../js/types.d.ts");
@@ -56,7 +46,7 @@ const TYPES: &str = include_str!("../../js/types.d.ts");
 #[wasm_bindgen]
 pub struct RunStoreCore {
     store: Option<SqliteStore>,
-    pool: Option<OpfsPool>,
+    place: Option<Place>,
     /// OPFS space held back for deletes on a full origin (see `reserve.rs`).
     reserve: Option<Rc<Reserve>>,
 }
@@ -74,7 +64,23 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<T>,
     ) -> Result<JsValue, JsValue> {
-        output(self.store().and_then(op))
+        output(self.store().and_then(op).map_err(|e| self.full_if_short(e)))
+    }
+
+    /// An I/O error of an OPFS store whose write came up short is STORAGE_FULL: the quota
+    /// stopped it (see `errors::last_write_was_short`).
+    pub(super) fn full_if_short(&self, error: Error) -> Error {
+        match (&error, &self.place) {
+            (Error::Backend { message }, Some(Place::Opfs(pool)))
+                if message.contains("disk I/O error")
+                    && super::errors::last_write_was_short(pool.name()) =>
+            {
+                Error::StorageFull {
+                    message: format!("{message}: a write came up short, the quota is used up"),
+                }
+            }
+            _ => error,
+        }
     }
 
     /// As [`RunStoreCore::call`] for an operation that answers bytes: JS gets a `Uint8Array`
@@ -85,6 +91,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         self.store()
             .and_then(op)
+            .map_err(|e| self.full_if_short(e))
             .and_then(|bytes| to_js::bytes_to_js(&bytes))
             .map_err(js_error)
     }
@@ -95,7 +102,7 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<JsValue, JsValue> {
-        output_json(self.store().and_then(op))
+        output_json(self.store().and_then(op).map_err(|e| self.full_if_short(e)))
     }
 
     /// As [`RunStoreCore::call_json`], the text itself: for the main-thread client's worker,
@@ -105,7 +112,9 @@ impl RunStoreCore {
         &self,
         op: impl FnOnce(&SqliteStore) -> Result<String>,
     ) -> Result<String, JsValue> {
-        self.store().and_then(op).map_err(js_error)
+        self.store()
+            .and_then(op)
+            .map_err(|e| js_error(self.full_if_short(e)))
     }
 
     /// As [`RunStoreCore::call`] for a delete (see [`RunStoreCore::freeing`]).
@@ -121,6 +130,7 @@ impl RunStoreCore {
     /// given up and the delete (or the giving back) runs once more (see `reserve.rs`).
     pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
         let store = self.store()?;
+        let op = |s: &SqliteStore| op(s).map_err(|e| self.full_if_short(e));
         let Some(reserve) = self.reserve.as_ref() else {
             return op(store);
         };
@@ -160,30 +170,22 @@ fn give_back(store: &SqliteStore, reserve: &Reserve) {
 #[wasm_bindgen]
 impl RunStoreCore {
     /// Opens (creating if needed) the store `name`. With `persistence: "opfs"` the store lives
-    /// in the OPFS directory `name` and holds it alone: another tab or worker that opens the
-    /// same name gets BUSY until this one closes. `persistence: "memory"` works anywhere.
+    /// in the OPFS directory `name` (dedicated workers only), with `"indexeddb"` in the
+    /// IndexedDB database `runstore:<name>`; either way it holds it alone: another tab or
+    /// worker that opens the same name gets BUSY until this one closes. `"memory"` works
+    /// anywhere. `"auto"` (the default) takes OPFS where it exists, else IndexedDB, else
+    /// memory; `persistence` tells which it took.
     pub async fn open(
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions | undefined")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
         let (name, options) = open_arguments(name, options)?;
-        let (store, pool) = match options.persistence {
-            Persistence::Memory => (open_in_memory().map_err(js_error)?, None),
-            Persistence::Opfs => {
-                let pool = install_pool(&name).await.map_err(js_error)?;
-                match pool.open(DATABASE_FILE, options.durability) {
-                    Ok(store) => (store, Some(pool)),
-                    Err(error) => {
-                        // The open's error is the one worth reporting.
-                        let _ = pool.close().await;
-                        return Err(js_error(error));
-                    }
-                }
-            }
-        };
-        let reserve = match &pool {
-            Some(pool) => Some(Reserve::acquire(pool.name()).await),
-            None => None,
+        let (store, place) = persistence::open(&name, options.persistence, options.durability)
+            .await
+            .map_err(js_error)?;
+        let reserve = match &place {
+            Place::Opfs(pool) => Some(Reserve::acquire(pool.name()).await),
+            _ => None,
         };
         if let Some(reserve) = &reserve {
             // Pages an earlier delete freed on a full origin but could not give back.
@@ -191,35 +193,77 @@ impl RunStoreCore {
         }
         Ok(RunStoreCore {
             store: Some(store),
-            pool,
+            place: Some(place),
             reserve,
         })
     }
 
-    /// Checks the arguments of `open` as it checks them (the name, and the pool name an OPFS
-    /// store takes from it; the options), opening nothing: for the main-thread client, whose
-    /// tab may use a store another tab opened. Not part of the API, hence the name.
+    /// Where the store keeps its database: `"opfs"`, `"indexeddb"` or `"memory"` (what
+    /// `persistence: "auto"` took).
+    #[wasm_bindgen(
+        getter,
+        unchecked_return_type = "\"opfs\" | \"indexeddb\" | \"memory\""
+    )]
+    pub fn persistence(&self) -> String {
+        self.place
+            .as_ref()
+            .map_or("memory", Place::persistence)
+            .to_owned()
+    }
+
+    /// Resolves once every write made so far is stored. On IndexedDB that is a write to
+    /// IndexedDB, and until it resolves a closed tab or terminated worker loses those writes;
+    /// if it rejects (STORAGE_FULL, BACKEND) the writes not stored were undone. On OPFS and
+    /// memory a write is where it belongs when it returns, and this resolves at once.
+    pub fn flush(&self) -> js_sys::Promise {
+        let pool = match &self.place {
+            Some(Place::IndexedDb(pool)) => Some(pool.clone()),
+            _ => None,
+        };
+        wasm_bindgen_futures::future_to_promise(async move {
+            if let Some(pool) = pool {
+                pool.flush().await.map_err(js_error)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Whether a write is not stored yet (IndexedDB only): the client's worker flushes before
+    /// it answers a call that leaves one. Not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __unflushed, skip_typescript)]
+    pub fn unflushed(&self) -> bool {
+        matches!(&self.place, Some(Place::IndexedDb(pool)) if pool.has_unflushed_changes())
+    }
+
+    /// Checks the arguments of `open` as it checks them (the name, and the pool name a
+    /// persistent store takes from it; the options), opening nothing: for the main-thread
+    /// client, whose tab may use a store another tab opened. Not part of the API, hence the name.
     #[wasm_bindgen(js_name = __checkOpen, skip_typescript)]
     pub fn check_open(name: JsValue, options: JsValue) -> Result<(), JsValue> {
         open_arguments(name, options).map(|_| ())
     }
 
-    /// Closes the database and releases its OPFS files and lock. Every commit that returned
-    /// is on disk already. Calls after `close` fail.
+    /// Closes the database and releases its files and lock; on IndexedDB after storing what
+    /// is not stored yet. Every commit that returned is on disk already on OPFS. Calls after
+    /// `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
         let reserve = self.reserve.take();
-        let pool = self.pool.take();
+        let place = self.place.take();
         wasm_bindgen_futures::future_to_promise(async move {
-            if let Some(pool) = pool {
-                // The files closed, the origin has back the room they no longer hold: the
-                // reserve takes its share before the next opener (which waits for the pool's
-                // lock) can.
-                pool.close_files().map_err(js_error)?;
-                if let Some(reserve) = reserve {
-                    reserve.fill().await;
+            match place {
+                Some(Place::Opfs(pool)) => {
+                    // The files closed, the origin has back the room they no longer hold: the
+                    // reserve takes its share before the next opener (which waits for the
+                    // pool's lock) can.
+                    pool.close_files().map_err(js_error)?;
+                    if let Some(reserve) = reserve {
+                        reserve.fill().await;
+                    }
+                    pool.close().await.map_err(js_error)?;
                 }
-                pool.close().await.map_err(js_error)?;
+                Some(place) => place.close().await.map_err(js_error)?,
+                None => {}
             }
             Ok(JsValue::UNDEFINED)
         })

@@ -297,7 +297,7 @@ impl RunStoreCore {
         if step.frees_space() {
             self.freeing(commit)
         } else {
-            commit(self.store()?)
+            commit(self.store()?).map_err(|e| self.full_if_short(e))
         }
     }
 

@@ -34,10 +34,12 @@ mod facade_steps;
 mod facade_sync;
 mod facade_transfer;
 mod facade_workflow;
+mod indexeddb;
 mod intrinsics;
 mod json_text;
 mod lock;
 mod operations;
+mod persistence;
 mod reserve;
 mod time;
 mod to_js;
@@ -45,6 +47,9 @@ mod value;
 mod walk;
 
 pub use facade::RunStoreCore;
+#[doc(hidden)]
+pub use indexeddb::check_vfs_contract as check_idb_vfs_contract;
+pub use indexeddb::{install_idb, IdbPool};
 
 use rusqlite::{Connection, OpenFlags};
 use sqlite_wasm_rs::vfs::transfer::DbTransfer;

@@ -1,4 +1,5 @@
-// The demo end to end, in headless Chromium: start workflows, reload the tab (or close it and
+// The demo end to end, in the engine tests/js/browser.mjs picks (RUNSTORE_ENGINE; its store on
+// OPFS, or on IndexedDB where the engine has no OPFS sync access handles): start workflows, reload the tab (or close it and
 // open a new one) while a tool call, activities and a durable timer are in flight, and check
 // that every workflow completes with each side effect performed exactly once, and that the
 // inspector shows it. Serves the built demo (www/dist, see scripts/test-demo.sh) on 127.0.0.1;
@@ -8,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveStatic, launchChromium } from './browser.mjs';
+import { ENGINE, serveStatic, launchBrowser } from './browser.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = path.join(root, 'www/dist');
@@ -90,7 +91,7 @@ before(async () => {
   });
   server = await serveStatic(dist);
   url = server.url;
-  context = await launchChromium({ viewport: { width: 1440, height: 1000 } });
+  context = await launchBrowser({ viewport: { width: 1440, height: 1000 } });
   page = await newTab();
   await mkdir(artifacts, { recursive: true });
 });
@@ -100,10 +101,16 @@ after(async () => {
   await server?.close();
 });
 
-test('the page opens its store on OPFS in a worker, with nothing left running', async () => {
+/** A screenshot's file name: the engine's name in it but for Chromium's. */
+const shot = (name) => `${name}${ENGINE === 'chromium' ? '' : `-${ENGINE}`}.png`;
+
+/** Where the demo's store lives (`persistence: 'auto'`): OPFS where the engine has it. */
+const MEDIUM = ENGINE === 'webkit' ? 'IndexedDB' : 'OPFS';
+
+test(`the page opens its store on ${MEDIUM} in a worker, with nothing left running`, async () => {
   await page.goto(url);
   await ready();
-  assert.match(await page.textContent('#banner'), /on OPFS · durability full · page load #1\. Nothing was left running/);
+  assert.match(await page.textContent('#banner'), new RegExp(`on ${MEDIUM} · durability full · page load #1\\. Nothing was left running`));
   assert.equal(await page.locator('#workflows [data-workflow-id]').count(), 0);
   // Served without a sync server (no sync.json): no sync status, no error.
   assert.equal(await page.isHidden('#sync'), true);
@@ -119,7 +126,7 @@ test('workflows started; the tab reloaded mid tool call and mid activities, clos
   await interruptWhen('#timers [data-timer]', 'while a durable timer was pending', { close: true });
   // Mid-run, as a developer watching it sees it.
   await page.waitForSelector('#outbox [data-outbox-status="failed"]', { timeout: 20_000 });
-  await page.screenshot({ path: path.join(artifacts, 'demo-running.png'), fullPage: true });
+  await page.screenshot({ path: path.join(artifacts, shot('demo-running')), fullPage: true });
 });
 
 test('every workflow completes, each side effect performed exactly once', async () => {
@@ -209,7 +216,7 @@ test('the inspector shows workflows, dead letters, the timeline and the ledger',
   const research = page.locator('#workflows [data-workflow-id^="research-"]').last();
   await research.click();
   const id = await research.getAttribute('data-workflow-id');
-  await page.waitForSelector(`#detail h2 code:text("${id}")`);
+  await page.waitForFunction((id) => document.querySelector('#detail h2 code')?.textContent.includes(id), id);
   const events = await page.locator('#detail [data-event]').evaluateAll((rows) => rows.map((r) => r.dataset.event));
   for (const name of ['started', 'recovered', 'toolCalled', 'activitiesScheduled', 'activityCompleted', 'activityDeadLettered', 'timerStarted', 'timerFired', 'artifactStored', 'completed']) {
     assert.ok(events.includes(name), `the timeline shows ${name}: ${events}`);
@@ -220,7 +227,7 @@ test('the inspector shows workflows, dead letters, the timeline and the ledger',
   assert.match(await page.textContent('#effects [data-verdict]'), /performed exactly once/);
   assert.equal(await page.locator('#effects [data-effect-status="started"], #effects [data-effect-status="outcomeUnknown"]').count(), 0);
 
-  await page.screenshot({ path: path.join(artifacts, 'demo.png'), fullPage: true });
+  await page.screenshot({ path: path.join(artifacts, shot('demo')), fullPage: true });
 });
 
 test('a second tab shares the store: its workflow runs in the leader tab, and it takes over when that tab closes', async () => {
@@ -272,8 +279,9 @@ test('Export downloads the store as a SQLite file; Import refuses another file a
 
 test('a LangGraph.js agent: reloaded mid tool call, it resumes from its last checkpoint; the inspector shows its checkpoints and tool calls', async () => {
   await page.click('#start-langgraph');
-  const thread = await page.waitForFunction(() => document.querySelector('#langgraph [data-thread]')?.dataset.thread);
-  const id = await thread.jsonValue();
+  // Read once it is there: what waitForFunction resolves to differs between the engines' drivers.
+  await page.waitForFunction(() => document.querySelector('#langgraph [data-thread]')?.dataset.thread);
+  const id = await page.evaluate(() => document.querySelector('#langgraph [data-thread]').dataset.thread);
   // Reload while the second turn's tool calls are at the services.
   await page.waitForFunction((key) => (window.demo.worldLedger()[key]?.calls ?? 0) > 0, `${id}/book`, { timeout: 30_000 });
   await page.reload();

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { useTestApp } from './browser.mjs';
+import { ENGINE, useTestApp } from './browser.mjs';
 import { METHODS, PARAMETERS } from '../../js/methods.js';
 
 const IN_NODE = process.env.RUNSTORE_HOST === 'node';
@@ -110,7 +110,7 @@ async function openThroughFollower(page) {
 test('the client forwards exactly the methods the wasm class has', async () => {
   const { RunStoreCore } = await import('../../pkg/runstore.js');
   const own = Object.getOwnPropertyNames(RunStoreCore.prototype).filter(
-    (name) => !['constructor', 'free', 'close'].includes(name) && !name.startsWith('__'),
+    (name) => !['constructor', 'free', 'close', 'flush', 'persistence'].includes(name) && !name.startsWith('__'),
   );
   assert.deepEqual([...own].sort(), [...METHODS].sort());
   for (const method of METHODS) {
@@ -666,10 +666,12 @@ test('open refuses what the store refuses: a name that is not a string, options 
       symbolName: await outcome(RunStore.open(Symbol('s'), { persistence: 'opfs' })),
     };
     for (const name of [42, null, undefined, new String('boxed')]) result.names.push(await outcome(RunStore.open(name, { persistence: 'opfs' })));
-    // What OPFS holds now (Node has none).
-    const root = await globalThis.navigator?.storage?.getDirectory();
+    // Where a store would have been created: an OPFS directory, or (where OPFS is missing, or
+    // the run's medium is IndexedDB) an IndexedDB database `runstore:<name>`. Node has neither.
     result.directories = [];
+    const root = await globalThis.navigator?.storage?.getDirectory().catch(() => null);
     for await (const [entry] of root?.entries() ?? []) result.directories.push(entry);
+    for (const { name } of (await globalThis.indexedDB?.databases?.()) ?? []) result.directories.push(name.replace(/^runstore:/, ''));
     return result;
   });
   assert.deepEqual(got.names, Array(4).fill('RunStoreError INVALID_INPUT name'));
@@ -816,6 +818,43 @@ test('a tab closed mid-write keeps every acknowledged append, with no gap', inBr
   assert.ok(seqs.length >= acked, `${seqs.length} events kept, ${acked} acknowledged`);
   assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1));
   await next.close();
+});
+
+test('persistence: auto takes what the engine has and says so, in every tab; opfs is refused where OPFS is missing', inBrowser('tabs, OPFS, IndexedDB'), async () => {
+  const [first, second] = [await openApp(), await openApp()];
+  const opened = await first.evaluate(async () => {
+    const { openAsGiven } = window.runstore;
+    const out = {};
+    for (const persistence of ['opfs', 'indexeddb', 'memory']) {
+      try {
+        const store = await openAsGiven(`persistence-${persistence}`, { persistence, exclusive: true });
+        out[persistence] = store.persistence;
+        await store.close();
+      } catch (error) {
+        out[persistence] = error.code;
+      }
+    }
+    window.auto = await openAsGiven('persistence-auto');
+    await window.auto.append('wf', [{ type: 'custom', name: 'here', recordedAt: 1 }], 0);
+    out.auto = window.auto.persistence;
+    return out;
+  });
+  const seen = await second.evaluate(async () => {
+    const store = await window.runstore.openAsGiven('persistence-auto');
+    const names = (await store.readHistory('wf')).items.map((event) => event.name);
+    return { persistence: store.persistence, isLeader: store.isLeader, names };
+  });
+  const hasOpfs = ENGINE !== 'webkit';
+  assert.deepEqual(opened, {
+    opfs: hasOpfs ? 'opfs' : 'OPFS_UNAVAILABLE',
+    indexeddb: 'indexeddb',
+    memory: 'memory',
+    auto: hasOpfs ? 'opfs' : 'indexeddb',
+  });
+  // The second tab is served by the first, and hears from it where the store lives.
+  assert.deepEqual(seen, { persistence: opened.auto, isLeader: false, names: ['here'] });
+  await first.close();
+  await second.close();
 });
 
 if (THROUGH_FOLLOWER) {

@@ -187,7 +187,6 @@ export async function runChaos(browser, url, options) {
   const pages = [];
   const startPage = async (slot) => {
     const page = await browser.newPage();
-    await page.addInitScript(trackWorkers);
     page.on('pageerror', (error) => log(`page error: ${error.message}`));
     // Acknowledgements, notices and leadership reach the driver as console messages: they
     // arrive while the page lives, and a page that goes away cannot take them back.
@@ -230,8 +229,9 @@ export async function runChaos(browser, url, options) {
     } else if (kind === 'reload') {
       await start(pages[leader], leader);
     } else {
-      // From the page, at once, whatever the worker runs: as a crashed worker.
-      await pages[leader].evaluate(() => window.workers.forEach((worker) => worker.terminate())).catch(() => {});
+      // From the page, at once, whatever the worker runs: as a crashed worker. The test app
+      // keeps the workers its page started (tests/app/src/main.js), in every engine.
+      await pages[leader].evaluate(() => window.runstore.workers.forEach((worker) => worker.ended || worker.end())).catch(() => {});
     }
     disruptions++;
     handoffs.push({ t0, kind });

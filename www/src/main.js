@@ -5,7 +5,7 @@ import './style.css';
 import { Inspector } from './inspector.js';
 import { LangGraphAgents } from './langgraph.js';
 import { Runner } from './runner.js';
-import { STORE_NAME, deleteStore, openStore } from './store.js';
+import { STORE_NAME, deleteStore, mediumName, openStore } from './store.js';
 import { SyncPanel, loadSyncConfig } from './sync.js';
 import { setUpTransfer } from './transfer.js';
 import { resetWorld, worldLedger } from './world.js';
@@ -31,18 +31,14 @@ function showBanner(kind, html) {
 
 function storeError(error) {
   if (error.code === 'BUSY') {
-    return `<strong>The store is open in another tab (BUSY).</strong> runstore keeps its OPFS database
+    return `<strong>The store is open in another tab (BUSY).</strong> runstore keeps its database
       in one tab at a time. Close the other tab of this demo, then <button id="retry">try again</button>.`;
-  }
-  if (error.code === 'OPFS_UNAVAILABLE') {
-    return `<strong>OPFS is not available here (OPFS_UNAVAILABLE).</strong> This browser or window (private
-      browsing?) has no synchronous OPFS access handles; the demo does not fall back to memory.`;
   }
   return `<strong>The store could not be opened (${error.code ?? 'error'}).</strong> ${error.message}`;
 }
 
-function showRecovery({ resumed, rearmed, interrupted }, pageLoad) {
-  const held = `Store <code>${STORE_NAME}</code> on OPFS · durability <code>full</code> · page load #${pageLoad}`;
+function showRecovery({ resumed, rearmed, interrupted }, pageLoad, medium) {
+  const held = `Store <code>${STORE_NAME}</code> on ${medium} · durability <code>full</code> · page load #${pageLoad}`;
   if (resumed > 0) {
     showBanner(
       'recovered',
@@ -94,12 +90,12 @@ async function main() {
     if (!isLeader) return runner.stop();
     await runner.start();
     await agents.resume();
-    showRecovery(runner.recovery, pageLoad);
+    showRecovery(runner.recovery, pageLoad, mediumName(store));
   };
   store.onLeaderChange((isLeader) => lead(isLeader).catch((error) => console.error(error)));
   await lead(store.isLeader);
   if (!store.isLeader) {
-    showBanner('info', `Store <code>${STORE_NAME}</code> on OPFS, shared with the tab that runs the workflows.
+    showBanner('info', `Store <code>${STORE_NAME}</code> on ${mediumName(store)}, shared with the tab that runs the workflows.
       Workflows started here run there; when that tab closes, this one takes over.`);
   }
 

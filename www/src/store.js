@@ -1,4 +1,5 @@
-// Opens the demo's store the way an app does: on OPFS, in the package's dedicated worker.
+// Opens the demo's store the way an app does: in the package's dedicated worker, on OPFS where
+// the browser has it, else on IndexedDB (`persistence: 'auto'`, the default).
 
 import { RunStore } from 'runstore';
 
@@ -15,7 +16,7 @@ export async function openStore({ onRetry = () => {} } = {}) {
   const delays = [300, 700];
   for (let attempt = 0; ; attempt++) {
     try {
-      return await RunStore.open(STORE_NAME, { persistence: 'opfs', durability: 'full' });
+      return await RunStore.open(STORE_NAME, { durability: 'full' });
     } catch (error) {
       if (error.code !== 'BUSY' || attempt >= delays.length) throw error;
       onRetry(error);
@@ -24,9 +25,24 @@ export async function openStore({ onRetry = () => {} } = {}) {
   }
 }
 
-/** Closes the store and deletes its OPFS directory (the demo's "reset"). */
+/** The names the package gives a store's storage: an OPFS directory, an IndexedDB database. */
+const MEDIA = { opfs: 'OPFS', indexeddb: 'IndexedDB', memory: 'memory' };
+
+/** What the page calls where `store` lives. */
+export const mediumName = (store) => MEDIA[store.persistence] ?? store.persistence;
+
+/** Closes the store and deletes its storage (the demo's "reset"). */
 export async function deleteStore(store) {
+  const persistence = store?.persistence;
   await store?.close();
+  if (persistence === 'indexeddb') {
+    await new Promise((resolve, reject) => {
+      const request = indexedDB.deleteDatabase(`runstore:${STORE_NAME}`);
+      request.onsuccess = resolve;
+      request.onerror = () => reject(request.error);
+    });
+    return;
+  }
   const root = await navigator.storage.getDirectory();
   try {
     await root.removeEntry(STORE_NAME, { recursive: true });

@@ -2,7 +2,7 @@
 // kept for the whole session, and the main-thread RunStore client. The driver (run.mjs) calls
 // `window.bench.measure(side, setup, workload, scale, name)` one measurement at a time.
 import { RunStore } from 'runstore';
-import { measure } from './workloads.js';
+import { measure, storeOptions } from './workloads.js';
 
 /** Calls into a worker that answers each { id, ...request } with { id, result } or { id, error }. */
 function workerSide(worker) {
@@ -35,10 +35,7 @@ const core = workerSide(new Worker(new URL('./core-worker.js', import.meta.url),
 const official = workerSide(new Worker(new URL('./official-worker.js', import.meta.url), { type: 'module' }));
 
 function client({ setup, workload, scale, name }, exclusive = false) {
-  const options =
-    setup === 'memory'
-      ? { persistence: 'memory' }
-      : { persistence: 'opfs', durability: setup.slice('opfs-'.length), exclusive };
+  const options = { ...storeOptions(setup), ...(setup === 'memory' ? {} : { exclusive }) };
   return measure(
     workload,
     scale,
@@ -47,8 +44,19 @@ function client({ setup, workload, scale, name }, exclusive = false) {
   );
 }
 
-/** Removes a closed runstore store's OPFS files (its pool directory and its reserve). */
-async function removeStore(name) {
+/**
+ * Removes a closed runstore store's storage: its IndexedDB database, or its OPFS files (its
+ * pool directory and its reserve).
+ */
+async function removeStore(setup, name) {
+  if (setup === 'indexeddb') {
+    await new Promise((resolve, reject) => {
+      const request = indexedDB.deleteDatabase(`runstore:${name}`);
+      request.onsuccess = resolve;
+      request.onerror = () => reject(request.error);
+    });
+    return;
+  }
   const root = await navigator.storage.getDirectory();
   await root.removeEntry(name, { recursive: true }).catch(() => {});
   const reserve = await root.getDirectoryHandle('.runstore-reserve').catch(() => null);
@@ -86,7 +94,7 @@ window.bench = {
   postMessageRoundTrip,
   async measure(side, setup, workload, scale, name) {
     const result = await SIDES[side]({ setup, workload, scale, name });
-    if (side !== 'official' && side !== 'plain' && setup !== 'memory') await removeStore(name);
+    if (side !== 'official' && side !== 'plain' && setup !== 'memory') await removeStore(setup, name);
     return result;
   },
 };

@@ -180,6 +180,16 @@ export const WORKLOADS = {
  * Runs one workload on a store opened by `open()` and closed by `close(store)`; resolves to
  * { count, ms } for the timed part alone.
  */
+/**
+ * The store options of a setup: `memory`, `opfs-full` and `opfs-relaxed` (OPFS at that
+ * durability), `indexeddb` (IndexedDB, full durability: each write stored strictly).
+ */
+export function storeOptions(setup) {
+  if (setup === 'memory') return { persistence: 'memory' };
+  if (setup === 'indexeddb') return { persistence: 'indexeddb', durability: 'full' };
+  return { persistence: 'opfs', durability: setup.slice('opfs-'.length) };
+}
+
 export async function measure(workload, scale, open, close) {
   const spec = WORKLOADS[workload];
   if (!spec) throw new Error(`unknown workload ${workload}`);

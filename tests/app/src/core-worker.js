@@ -1,5 +1,6 @@
 // An app's own dedicated worker using the store directly through `runstore/core`.
 import { init, RunStoreCore, RunStoreError } from 'runstore/core';
+import { onMedium } from './medium.js';
 
 function describe(error) {
   return {
@@ -11,10 +12,11 @@ function describe(error) {
   };
 }
 
-self.onmessage = async () => {
+self.onmessage = async ({ data: { medium } }) => {
+  const options = onMedium({ persistence: 'opfs' }, medium);
   try {
     await init();
-    const store = await RunStoreCore.open('core-test', { persistence: 'opfs' });
+    const store = await RunStoreCore.open('core-test', options);
     const head = store.append('wf', [{ type: 'custom', name: 'first', recordedAt: 1 }], 0);
     let conflict = null;
     try {
@@ -24,7 +26,7 @@ self.onmessage = async () => {
     }
     let busy = null;
     try {
-      await RunStoreCore.open('core-test', { persistence: 'opfs' });
+      await RunStoreCore.open('core-test', options);
     } catch (error) {
       busy = describe(error);
     }
@@ -32,6 +34,6 @@ self.onmessage = async () => {
     await store.close();
     self.postMessage({ head, conflict, busy, names });
   } catch (error) {
-    self.postMessage({ failed: String(error?.stack ?? error) });
+    self.postMessage({ failed: `${error}\n${error?.stack ?? ''}` });
   }
 };

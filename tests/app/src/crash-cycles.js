@@ -3,6 +3,7 @@
 // one OPFS database. Each new worker first checks the store the terminated one left; a last
 // worker checks the final state.
 import { xorshift } from './crash-plan.js';
+import { pageMedium } from './medium.js';
 
 /** Most acks before a termination, and most milliseconds of delay after them. */
 const MAX_ACKS = 6;
@@ -40,7 +41,7 @@ function runWorker(mode, seed, acked, wantedAcks = 0, delay = 0) {
       }
     };
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ mode, seed, acked });
+    worker.postMessage({ mode, seed, acked, medium: pageMedium() });
   });
 }
 

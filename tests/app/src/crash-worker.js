@@ -1,10 +1,12 @@
-// The browser crash test's store worker, through `runstore/core` on OPFS.
-// { mode: 'write', seed, acked }: checks the store the terminated writer left (posting
+// The browser crash test's store worker, through `runstore/core` on OPFS (or the medium the
+// page names, see medium.js).
+// { mode: 'write', seed, acked, medium }: checks the store the terminated writer left (posting
 //   { checked: { n, problems } }), re-sends the first unacknowledged step under its request id,
-//   then commits step after step, posting { ack, how } after each commit returns, until the
-//   page terminates it.
+//   then commits step after step, posting { ack, how } after each commit is stored (`flush`:
+//   at once on OPFS, a write to IndexedDB there), until the page terminates it.
 // { mode: 'check', seed }: checks the store and posts { checked: { n, problems } }.
 import { init, RunStoreCore } from 'runstore/core';
+import { onMedium } from './medium.js';
 import {
   Plan, WORKFLOWS, SETTLE_LAG, TIMER_LAG, CHECKPOINT, EFFECT, VISIBILITY,
   outboxKey, timerId, requestId,
@@ -12,12 +14,12 @@ import {
 
 const NAME = 'crash-steps';
 
-/** Opens the store, backing off while the terminated writer still holds the OPFS files. */
-async function openRetrying() {
+/** Opens the store, backing off while the terminated writer still holds it. */
+async function openRetrying(medium) {
   let wait = 10;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await RunStoreCore.open(NAME, { persistence: 'opfs' });
+      return await RunStoreCore.open(NAME, onMedium({ persistence: 'opfs' }, medium));
     } catch (error) {
       if (error.code !== 'BUSY' || attempt === 30) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -42,6 +44,7 @@ async function write(store, plan, n, acked) {
   if (firstUnacked < n && requestId(firstUnacked) !== undefined) {
     const outcome = store.commit(plan.step(firstUnacked));
     if (!outcome.replayed) throw new Error(`step ${firstUnacked} applied twice`);
+    await store.flush();
     self.postMessage({ ack: firstUnacked, how: 'replayed' });
   }
   for (let k = n; ; k++) {
@@ -50,6 +53,7 @@ async function write(store, plan, n, acked) {
       throw new Error(`step ${k}: unexpected outcome ${JSON.stringify(outcome)}`);
     }
     const resent = k === firstUnacked && requestId(k) !== undefined;
+    await store.flush();
     self.postMessage({ ack: k, how: resent ? 'resent' : 'new' });
     // Back to the event loop, so that terminate() lands between commits as well as in them.
     await new Promise((resolve) => setTimeout(resolve, 0));
@@ -140,7 +144,7 @@ function check(store, plan, n) {
 self.onmessage = async ({ data }) => {
   try {
     await init();
-    const store = await openRetrying();
+    const store = await openRetrying(data.medium);
     const plan = new Plan(data.seed);
     const n = committedSteps(store);
     const checked = { n, problems: check(store, plan, n) };
@@ -148,6 +152,6 @@ self.onmessage = async ({ data }) => {
     self.postMessage({ checked });
     if (data.mode === 'write') await write(store, plan, n, data.acked);
   } catch (error) {
-    self.postMessage({ failed: String(error?.stack ?? error) });
+    self.postMessage({ failed: `${error}\n${error?.stack ?? ''}` });
   }
 };

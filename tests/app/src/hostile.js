@@ -554,18 +554,19 @@ export async function runProperty(call, { seed, ms, client, parameters }) {
 const OPEN_CODES = new Set(['INVALID_INPUT', 'BUSY', 'STORAGE_FULL']);
 
 /**
- * `open(name, options)` with random names and options until `ms` have passed: each open
- * resolves (and the store then closes) or fails with a RunStoreError of an expected code whose
- * INVALID_INPUT field names the name or the options. Returns the counts and the failures.
+ * `open(name, options)` with random names and options (a valid persistence is one of `media`,
+ * those this engine has) until `ms` have passed: each open resolves (and the store then
+ * closes) or fails with a RunStoreError of an expected code whose INVALID_INPUT field names
+ * the name or the options. Returns the counts and the failures.
  */
-export async function runOpenProperty(open, { seed, ms, client }) {
+export async function runOpenProperty(open, { seed, ms, client, media = ['memory', 'opfs'] }) {
   const r = random(seed ^ 0x0fe4);
   const failures = [];
   let calls = 0;
   let opened = 0;
   const started = Date.now();
   while (Date.now() - started < ms && failures.length < 20) {
-    const valid = [r.pick(['fuzz-open-a', 'fuzz-open-b']), { persistence: r.pick(['memory', 'opfs']), durability: r.pick(['full', 'relaxed']) }];
+    const valid = [r.pick(['fuzz-open-a', 'fuzz-open-b']), { persistence: r.pick(media), durability: r.pick(['full', 'relaxed']) }];
     const { args } = r.next() < 0.2 ? { args: valid.map(() => randomValue(r, 0, client)) } : mutate(r, valid, client);
     calls++;
     try {

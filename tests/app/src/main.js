@@ -6,6 +6,31 @@ import { runCrashCycles } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
 import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
+import { onMedium, pageMedium } from './medium.js';
+
+const medium = pageMedium();
+
+/**
+ * The workers this page starts (the package's store workers among them), live or ended: a test
+ * that ends a store worker does it through this list in engines whose driver cannot reach
+ * workers (tests/js/browser.mjs, endWorker).
+ */
+const workers = [];
+window.Worker = class extends window.Worker {
+  constructor(url, options) {
+    super(url, options);
+    const entry = { url: String(url), ended: false };
+    workers.push(entry);
+    this.terminate = () => {
+      entry.ended = true;
+      super.terminate();
+    };
+    entry.end = () => this.terminate();
+  }
+};
+
+const open = RunStore.open.bind(RunStore);
+RunStore.open = (name, options) => open(name, onMedium(options, medium));
 
 /**
  * The parity cases (src/parity.js) through runstore/core in an app's own worker and through the
@@ -25,7 +50,9 @@ async function runParity(name, options) {
 }
 
 // What tests/js/package.test.mjs hands its cases in a page (src/node.js in Node).
-window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, runParity };
+window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, runParity, medium, workers };
+/** RunStore.open with the options as given, for tests of the persistence options themselves. */
+window.runstore.openAsGiven = open;
 
 /** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
 window.runCoreWorker = () =>
@@ -36,7 +63,7 @@ window.runCoreWorker = () =>
       resolve(event.data);
     };
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage('run');
+    worker.postMessage({ medium });
   });
 /** The client benchmark (tests/js/bench-client.mjs). */
 window.bench = { core: benchCore, open: benchOpen, client: benchClient, clientPerCall: benchClientPerCall, messaging: benchMessaging };
@@ -51,7 +78,7 @@ window.runHostileCore = (options) =>
       resolve(event.data);
     };
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage(options);
+    worker.postMessage({ ...options, medium });
   });
 
 /** The hostile-input suite through the main-thread client; resolves to its report. */
@@ -66,7 +93,8 @@ window.runHostileClient = async (options) => {
     }
   }
   const name = `hostile-client-${options.seed}`;
-  let store = await RunStore.open(name, { persistence: 'opfs' });
+  const store = await RunStore.open(name, { persistence: 'opfs' });
+  // One function per store, as in hostile-worker.js (callsOn): never a reassigned variable.
   const call = (method, args) => store[method](...args);
   report.table = await runTable(call, { client: true });
   report.repeated = await runRepeated(call, options.repeat);
@@ -75,9 +103,9 @@ window.runHostileClient = async (options) => {
   report.property = await runProperty(call, { ...options, client: true });
   const before = await snapshot(call);
   await store.close();
-  store = await RunStore.open(name, { persistence: 'opfs' });
-  report.reopened = (await snapshot(call)) === before;
-  await store.close();
+  const reopened = await RunStore.open(name, { persistence: 'opfs' });
+  report.reopened = (await snapshot((method, args) => reopened[method](...args))) === before;
+  await reopened.close();
   return report;
 };
 
