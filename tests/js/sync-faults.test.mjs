@@ -143,7 +143,8 @@ class OutboxWorker {
         this.issued.set(row.dispatchKey, tokens);
         this.held.set(row.dispatchKey, { token: row.claimToken, attempt: row.attempt });
       }
-    } else if (kind === 'complete') {
+    } else if (kind === 'complete' || kind === 'stale') {
+      if (kind === 'stale') this.stale.push([key, token, status, body.code]);
       if (status === 200) {
         const ids = this.completedBy.get(key) ?? new Set();
         ids.add(op.body.requestId);
@@ -151,8 +152,6 @@ class OutboxWorker {
         this.completedWith.set(key, token);
       }
       if (this.held.get(key)?.token === token) this.held.delete(key);
-    } else if (kind === 'stale') {
-      this.stale.push([key, token, status, body.code]);
     } else if (kind === 'retry') {
       assert.ok(status === 200 || status === 409, `retry: ${status} ${JSON.stringify(body)}`);
       if (this.held.get(key)?.token === token) this.held.delete(key);
@@ -181,19 +180,21 @@ class OutboxWorker {
   }
 
   async #settle(retryChance) {
+    // A late worker first: completes a row claimed again under a token that claim replaced,
+    // while the row is live under the newer claim (which settles it just after).
+    for (const key of this.held.keys()) {
+      const tokens = this.issued.get(key);
+      if (tokens.length > 1 && this.r() < 0.5) {
+        const token = tokens[Math.floor(this.r() * (tokens.length - 1))];
+        await this.#call({ kind: 'stale', key, token, path: 'outbox/complete', body: { dispatchKey: key, claimToken: token, requestId: this.#id('stale') } });
+      }
+    }
     for (const [key, { token, attempt }] of [...this.held]) {
       if (this.pending.some((op) => op.key === key && op.token === token)) continue;
       if (this.r() < retryChance) {
         await this.#call({ kind: 'retry', key, token, path: 'outbox/retry', body: { dispatchKey: key, claimToken: token, nextAttempt: attempt + 1, visibleAfter: 0, requestId: this.#id('retry') } });
       } else {
         await this.#call({ kind: 'complete', key, token, path: 'outbox/complete', body: { dispatchKey: key, claimToken: token, requestId: this.#id('complete') } });
-      }
-    }
-    // A late worker: completes a row under a token a later claim replaced.
-    for (const [key, tokens] of this.issued) {
-      if (tokens.length > 1 && this.r() < 0.25) {
-        const token = tokens[Math.floor(this.r() * (tokens.length - 1))];
-        await this.#call({ kind: 'stale', key, token, path: 'outbox/complete', body: { dispatchKey: key, claimToken: token, requestId: this.#id('stale') } });
       }
     }
   }
@@ -309,16 +310,16 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   // The outbox: every row completed exactly once, under the last token handed out for it;
   // every completion under a replaced token refused.
   assert.ok(worker.pushed.size >= 3, 'no outbox row was pushed');
+  for (const [key, token, status, code] of worker.stale) {
+    assert.notEqual(status, 200, `${key} was completed under the replaced token ${token}`);
+    assert.equal(code, 'CONFLICT', `${key} under the replaced token ${token}: ${status} ${code}`);
+  }
   assert.deepEqual([...worker.completedWith.keys()].sort(), [...worker.pushed].sort(), 'rows pushed and rows completed differ');
   for (const [key, ids] of worker.completedBy) assert.equal(ids.size, 1, `${key} was completed by ${ids.size} calls`);
   for (const [key, token] of worker.completedWith) {
     const tokens = worker.issued.get(key);
     assert.deepEqual(tokens, [...tokens].sort((a, b) => a - b), `${key}'s claim tokens went backwards: ${tokens}`);
     assert.equal(token, tokens.at(-1), `${key} was completed under token ${token}, yet a later claim handed out ${tokens.at(-1)}`);
-  }
-  for (const [key, token, status, code] of worker.stale) {
-    assert.notEqual(status, 200, `${key} was completed under the replaced token ${token}`);
-    assert.equal(code, 'CONFLICT', `${key} under the replaced token ${token}: ${status} ${code}`);
   }
   assert.ok(worker.stale.length > 0, 'no completion under a replaced token was tried');
 
