@@ -12,6 +12,11 @@
 // - wherever a client's history and the server's differ, the client's last pass reported that
 //   workflow as a SEQUENCE_CONFLICT: no divergence is silent;
 // - every client holds every other client's workflows as the server has them (converged).
+// Clients also write short workflows that close at once, and two of them now and then purge
+// every closed workflow they hold; of those:
+// - the server holds each as its writer wrote it, or not at all (purged before it was pushed);
+// - a client that purged one never gets it back from the server; every other holds it as the
+//   server does.
 // Beside the stores, through the same proxy, a producer pushes outbox rows with its events and
 // a worker claims them and completes or retries each under its claim token, and now and then
 // completes a row under a token that a later claim replaced. A call whose answer did not come
@@ -247,6 +252,10 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   let exported = null;
   let kills = 0;
   const worker = new OutboxWorker(url, r);
+  /** Closed workflows: id → its writer and the labels of its events; per client, the ids it purged. */
+  const done = new Map();
+  const purged = stores.map(() => new Set());
+  const PURGING = [0, 2].filter((c) => c !== ROLLED_BACK && c < CLIENTS);
 
   const append = (c, workflowId) => {
     const n = ++counters[c];
@@ -277,6 +286,20 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
     for (let c = 0; c < CLIENTS; c += 1) {
       for (let k = 0; k < 2; k += 1) append(c, own(c, Math.floor(r() * OWN_WORKFLOWS)));
       if (r() < 0.3) append(c, SHARED);
+      if (r() < 0.4) {
+        const workflowId = `c${c}-done${done.size}`;
+        const n = ++counters[c];
+        done.set(workflowId, { writer: c, labels: [`${c}:${n}`, `${c}:${n}-end`] });
+        stores[c].append(workflowId, [
+          { type: 'started', workflowType: 'chore', runId: `run-${n}`, recordedAt: n, data: { client: c, n } },
+          { type: 'completed', recordedAt: n + 1, data: { client: c, n: `${n}-end` } },
+        ], 0);
+      }
+      if (PURGING.includes(c) && r() < 0.2) {
+        for (const workflowId of done.keys()) if (stores[c].head(workflowId) > 0) purged[c].add(workflowId);
+        await stores[c].purgeWorkflows(2 ** 40, 1000);
+        for (const workflowId of purged[c]) assert.equal(stores[c].head(workflowId), 0, `client ${c} purged ${workflowId}, yet holds it`);
+      }
     }
     await Promise.all([...stores.map(async (store) => {
       try {
@@ -349,6 +372,19 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
       }
       if (writer !== null && writer !== c && writer !== ROLLED_BACK) {
         assert.deepEqual(local, server, `client ${c} did not converge on ${workflowId}`);
+      }
+    }
+  }
+  // Closed workflows and purges.
+  for (const [workflowId, { writer, labels }] of done) {
+    const server = (await serverEvents(workflowId)).map(label);
+    if (server.length > 0) assert.deepEqual(server, labels, `${workflowId} on the server is not as client ${writer} wrote it`);
+    for (let c = 0; c < CLIENTS; c += 1) {
+      const local = localEvents(stores[c], workflowId).map(label);
+      if (purged[c].has(workflowId)) {
+        assert.deepEqual(local, [], `client ${c} purged ${workflowId}, and sync brought it back`);
+      } else {
+        assert.deepEqual(local, server, `client ${c} did not converge on the closed ${workflowId}`);
       }
     }
   }
