@@ -332,7 +332,7 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
     for (let c = 0; c < CLIENTS; c += 1) last[c] = await syncStore(stores[c], options);
   }
   console.log(`# seed ${SEED}: ${ROUNDS} rounds, passes ${passes.ok} ok / ${passes.failed} failed (${[...failedCodes].join(', ') || 'none'}), ` +
-    `${passes.conflicts} conflicts reported, ${kills} server kills; ${done.size} closed workflows, ${purged[0].size + purged[2].size} purged; outbox: ${worker.pushed.size} rows, ` +
+    `${passes.conflicts} conflicts reported, ${kills} server kills; ${done.size} closed workflows, ${purged[0].size + purged[2].size} purged from a client; outbox: ${worker.pushed.size} rows, ` +
     `${[...worker.issued.values()].reduce((n, t) => n + t.length, 0)} claims of a row, ${worker.stale.length} stale completions, ${worker.calls} calls; ` +
     `proxy ${JSON.stringify(proxy.counts)}`);
 
