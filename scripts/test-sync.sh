@@ -7,8 +7,9 @@
 # 5,000 workflows whose sync state is over a megabyte; tests/js/sync-faults.test.mjs: three
 # such stores syncing through a loopback proxy that cuts and delays connections, to two server
 # processes on one database that are killed and restarted, one store rolled back by an import,
-# checked on the whole history at the end; SYNC_FAULT_ROUNDS and SYNC_FAULT_SEED make other
-# runs). The test app
+# closed workflows purged, outbox rows claimed and completed through the server, checked on the
+# whole history at the end; SYNC_FAULT_ROUNDS and SYNC_FAULT_SEED make other runs). The sync at
+# 100,000 workflows is a benchmark, scripts/bench-sync-scale.sh. The test app
 # (scripts/build-test-app.sh, run by scripts/test-js.sh) is built here when missing or older
 # than the package's JS.
 set -euo pipefail
