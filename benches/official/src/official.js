@@ -90,6 +90,27 @@ function conflict(what) {
   return new Error(`official side: ${what}`);
 }
 
+/**
+ * The first page of a history as the store's readHistory answers it, from a statement bound to
+ * select `seq, event` (at most 1001 rows): each event parsed from `eventText(column)`, and a
+ * cursor when a 1001st row says there is more.
+ */
+export function historyPage(stmt, eventText) {
+  const items = [];
+  while (stmt.step()) {
+    const event = JSON.parse(eventText(stmt.get(1)));
+    event.seq = stmt.get(0);
+    items.push(event);
+  }
+  stmt.reset();
+  let nextCursor = null;
+  if (items.length > 1000) {
+    items.length = 1000;
+    nextCursor = String(items[999].seq);
+  }
+  return { items, nextCursor };
+}
+
 export class OfficialStore {
   /**
    * Opens `file` for `setup`: "memory", "opfs-full" (synchronous=FULL) or "opfs-relaxed"
@@ -208,20 +229,9 @@ export class OfficialStore {
 
   /** The first page of a history (at most 1000 events), each event decoded from its JSON. */
   readHistory(workflowId) {
-    const stmt = this.selectHistory.bind([workflowId, 0, 1001]);
-    const items = [];
-    while (stmt.step()) {
-      const event = JSON.parse(decoder.decode(stmt.get(1).subarray(1)));
-      event.seq = stmt.get(0);
-      items.push(event);
-    }
-    stmt.reset();
-    let nextCursor = null;
-    if (items.length > 1000) {
-      items.length = 1000;
-      nextCursor = String(items[999].seq);
-    }
-    return { items, nextCursor };
+    return historyPage(this.selectHistory.bind([workflowId, 0, 1001]), (stored) =>
+      decoder.decode(stored.subarray(1)),
+    );
   }
 
   insertOutbox(rows) {

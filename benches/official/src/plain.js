@@ -5,7 +5,7 @@
 // locking on OPFS, `synchronous` per setup). Its methods have the names and results of
 // runstore's, so that workloads.js drives it with the same code; history reads JSON.parse each
 // event, as an app would.
-import { loadSqlite3, sahPool } from './official.js';
+import { historyPage, loadSqlite3, sahPool } from './official.js';
 
 const SCHEMA = `
 CREATE TABLE events (
@@ -106,20 +106,7 @@ export class PlainStore {
   }
 
   readHistory(workflowId) {
-    const stmt = this.#s.history.bind([workflowId]);
-    const items = [];
-    while (stmt.step()) {
-      const event = JSON.parse(stmt.get(1));
-      event.seq = stmt.get(0);
-      items.push(event);
-    }
-    stmt.reset();
-    let nextCursor = null;
-    if (items.length > 1000) {
-      items.length = 1000;
-      nextCursor = String(items[999].seq);
-    }
-    return { items, nextCursor };
+    return historyPage(this.#s.history.bind([workflowId]), (text) => text);
   }
 
   insertOutbox(rows) {
