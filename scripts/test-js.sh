@@ -6,8 +6,8 @@
 # the medium from RUNSTORE_MEDIUM), each run with its own count:
 # - chromium: every file on OPFS, the package's cases again through a follower tab, and the
 #   package's cases and crash tests on IndexedDB;
-# - firefox: every file but export and import (the same wasm in every engine) on OPFS, and the
-#   package's cases and crash tests on IndexedDB;
+# - firefox: every file on OPFS (the export's download and the import's file input are the
+#   engine's own), and the package's cases and crash tests on IndexedDB;
 # - webkit (on Xvfb): everything but the full-origin test (WebKit cannot lower a quota) on
 #   IndexedDB, the medium `persistence: 'auto'` takes where OPFS sync access handles are missing:
 #   tabs and export on IndexedDB run there.
@@ -54,8 +54,7 @@ for engine in "${engines[@]}"; do
       RUNSTORE_THROUGH=follower run chromium opfs tests/js/package.test.mjs
       run chromium indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
     firefox)
-      run firefox opfs tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs \
-        tests/js/crash.test.mjs tests/js/tabs.test.mjs
+      run firefox opfs "${ALL[@]}"
       run firefox indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
     webkit)
       run webkit indexeddb tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/crash.test.mjs \
