@@ -25,13 +25,17 @@
 // - no row was completed under a stale token: each row's completion carried the last token any
 //   claim handed out for it, and every completion under a replaced token was refused;
 // - every row pushed was completed exactly once, and none is left to claim.
-// scripts/test-sync.sh runs this; SYNC_FAULT_ROUNDS makes a longer run.
+// scripts/test-sync.sh runs this; SYNC_FAULT_ROUNDS and SYNC_FAULT_SEED make other runs, and
+// scripts/check-sync.sh runs it over many seeds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { syncStore } from '../../js/sync.js';
 import { FaultProxy } from './fault-proxy.mjs';
 import { openMemoryStore } from './node-store.mjs';
 import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
+
+// The client under test: the package's own, or (SYNC_CHECK_CLIENT, a file URL) a changed copy
+// that tests/js/sync-controls.test.mjs runs to show that the checker fails on a known defect.
+const { syncStore } = await import(process.env.SYNC_CHECK_CLIENT ?? '../../js/sync.js');
 
 const TOKEN = 'token-faults';
 const NAMESPACE = 'faults';
