@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A longer run of the sync checker (tests/js/sync-faults.test.mjs) than `npm test` makes: the
-# checker over many seeds and more rounds, on a throwaway PostgreSQL cluster with two server
-# processes, then its negative controls (tests/js/sync-controls.test.mjs). Prints one line per
-# seed; a failing seed's log is kept and named, and the script exits non-zero.
+# checker over many seeds and more rounds (two clients in Node, one in a Chromium page), on a
+# throwaway PostgreSQL cluster with two server processes, then its negative controls
+# (tests/js/sync-controls.test.mjs). Prints one line per seed; a failing seed's log is kept and
+# named, and the script exits non-zero.
 # Usage: scripts/check-sync.sh [--seeds N] [--rounds R] [--first S]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,10 @@ done
 source scripts/env.sh
 bash scripts/build.sh --if-stale
 cargo build --quiet --features server --bin runstore-sync
+# One of the checker's clients is the package in a Chromium page: the test app it loads.
+if [ ! -f tests/app/dist/index.html ] || [ -n "$(find js pkg -newer tests/app/dist/index.html -print -quit)" ]; then
+  bash scripts/build-test-app.sh
+fi
 export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 RUNSTORE_PG_SETTINGS="-c fsync=off -c full_page_writes=off" source scripts/pg-cluster.sh
 logs=$(mktemp -d /tmp/runstore-check-sync.XXXXXX)

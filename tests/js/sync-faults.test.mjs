@@ -1,5 +1,6 @@
-// Sync under faults, checked on the whole history at the end. Three clients (the package's
-// store in Node, on memory) append and sync in rounds through a loopback proxy to two
+// Sync under faults, checked on the whole history at the end. Three clients (two the package's
+// store in Node, on memory; one the package as an app bundles it, in a Chromium page of its own
+// profile, on OPFS) append and sync in rounds through a loopback proxy to two
 // runstore-sync processes on one database, while the test cuts connections before a request
 // reaches a server and after a server answered (the answer lost once the request applied),
 // delays bytes, kills a server process and starts it again, and rolls one client back by
@@ -29,8 +30,10 @@
 // scripts/check-sync.sh runs it over many seeds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { FaultProxy } from './fault-proxy.mjs';
 import { openMemoryStore } from './node-store.mjs';
+import { NodeClient, PageClient } from './sync-clients.mjs';
 import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
 
 // The client under test: the package's own, or (SYNC_CHECK_CLIENT, a file URL) a changed copy
@@ -46,10 +49,15 @@ const ROUNDS = Number(process.env.SYNC_FAULT_ROUNDS ?? 16);
 const ROLLED_BACK = 1;
 const ROLLBACK_FROM = 3;
 const ROLLBACK_AT = Math.min(8, ROUNDS - 2);
+/** The client that is a browser profile: the package in a Chromium page, on OPFS (SYNC_CHECK_BROWSER=0: none). */
+const IN_BROWSER = process.env.SYNC_CHECK_BROWSER === '0' ? -1 : 2;
+const TEST_APP = fileURLToPath(new URL('../app/dist', import.meta.url));
 /** Codes a pass may end with while faults last. */
 const FAULT_CODES = new Set(['UNAVAILABLE']);
 
 const servers = [];
+/** Every checker client opened, closed by `after` whatever the test did (a browser keeps the process alive). */
+const open = [];
 let proxy;
 let url;
 
@@ -79,6 +87,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const client of open) await client.close().catch(() => {});
   await proxy?.close();
   for (const server of servers) await server.running?.stop();
 });
@@ -299,7 +308,10 @@ test('a workflow purged before any push reached the server is pushed when its id
 test(`sync through cut, delayed and refused connections and killed servers: nothing lost, nothing twice, no silent divergence (seed ${SEED})`, { timeout: 600_000 }, async () => {
   const r = random(SEED);
   const stores = [];
-  for (let c = 0; c < CLIENTS; c += 1) stores.push(await openMemoryStore(`faults-${c}`));
+  for (let c = 0; c < CLIENTS; c += 1) {
+    stores.push(c === IN_BROWSER ? await PageClient.open(`faults-${c}`, TEST_APP) : await NodeClient.open(`faults-${c}`, syncStore));
+    open.push(stores[c]);
+  }
   const options = { url, token: TOKEN, namespace: NAMESPACE };
   const counters = Array(CLIENTS).fill(0);
   const passes = { ok: 0, failed: 0, conflicts: 0 };
@@ -312,10 +324,10 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   const purged = stores.map(() => new Set());
   const PURGING = [0, 2].filter((c) => c !== ROLLED_BACK && c < CLIENTS);
 
-  const append = (c, workflowId) => {
+  const append = async (c, workflowId) => {
     const n = ++counters[c];
-    const head = stores[c].head(workflowId);
-    stores[c].append(workflowId, [{ type: 'custom', name: `c${c}-${n}`, recordedAt: n, data: { client: c, n } }], head);
+    const head = await stores[c].head(workflowId);
+    await stores[c].append(workflowId, [{ type: 'custom', name: `c${c}-${n}`, recordedAt: n, data: { client: c, n } }], head);
   };
 
   for (let round = 0; round < ROUNDS; round += 1) {
@@ -336,16 +348,16 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
       kills += 1;
       proxy.dropAll();
     }
-    if (round === ROLLBACK_FROM) exported = stores[ROLLED_BACK].exportDatabase();
-    if (round === ROLLBACK_AT) stores[ROLLED_BACK].importDatabase(exported);
+    if (round === ROLLBACK_FROM) exported = await stores[ROLLED_BACK].exportDatabase();
+    if (round === ROLLBACK_AT) await stores[ROLLED_BACK].importDatabase(exported);
     for (let c = 0; c < CLIENTS; c += 1) {
-      for (let k = 0; k < 2; k += 1) append(c, own(c, Math.floor(r() * OWN_WORKFLOWS)));
-      if (r() < 0.3) append(c, SHARED);
+      for (let k = 0; k < 2; k += 1) await append(c, own(c, Math.floor(r() * OWN_WORKFLOWS)));
+      if (r() < 0.3) await append(c, SHARED);
       if (r() < 0.4) {
         const workflowId = `c${c}-done${done.size}`;
         const n = ++counters[c];
         done.set(workflowId, { writer: c, labels: [`${c}:${n}`, `${c}:${n}-end`] });
-        stores[c].append(workflowId, [
+        await stores[c].append(workflowId, [
           { type: 'started', workflowType: 'chore', runId: `run-${n}`, recordedAt: n, data: { client: c, n } },
           { type: 'completed', recordedAt: n + 1, data: { client: c, n: `${n}-end` } },
         ], 0);
@@ -353,14 +365,14 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
       // At any time, also while a push's answer was lost: the purge leaves a tombstone for what
       // may be on the server.
       if (PURGING.includes(c) && r() < 0.2) {
-        for (const workflowId of done.keys()) if (stores[c].head(workflowId) > 0) purged[c].add(workflowId);
-        await stores[c].purgeWorkflows(2 ** 40, 1000);
-        for (const workflowId of purged[c]) assert.equal(stores[c].head(workflowId), 0, `client ${c} purged ${workflowId}, yet holds it`);
+        for (const workflowId of done.keys()) if (await stores[c].head(workflowId) > 0) purged[c].add(workflowId);
+        await stores[c].purge();
+        for (const workflowId of purged[c]) assert.equal(await stores[c].head(workflowId), 0, `client ${c} purged ${workflowId}, yet holds it`);
       }
     }
     await Promise.all([...stores.map(async (store, c) => {
       try {
-        const summary = await syncStore(store, options);
+        const summary = await store.sync(options);
         passes.ok += 1;
         passes.conflicts += summary.conflicts.length;
       } catch (error) {
@@ -380,9 +392,9 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   await worker.drain();
   const last = [];
   for (let sweep = 0; sweep < 2; sweep += 1) {
-    for (let c = 0; c < CLIENTS; c += 1) last[c] = await syncStore(stores[c], options);
+    for (let c = 0; c < CLIENTS; c += 1) last[c] = await stores[c].sync(options);
   }
-  console.log(`# seed ${SEED}: ${ROUNDS} rounds, passes ${passes.ok} ok / ${passes.failed} failed (${[...failedCodes].join(', ') || 'none'}), ` +
+  console.log(`# seed ${SEED}: ${ROUNDS} rounds, clients ${stores.map((s) => s.kind).join('/')}, passes ${passes.ok} ok / ${passes.failed} failed (${[...failedCodes].join(', ') || 'none'}), ` +
     `${passes.conflicts} conflicts reported, ${kills} server kills; ${done.size} closed workflows, ${purged[0].size + purged[2].size} purged from a client; outbox: ${worker.pushed.size} rows, ` +
     `${[...worker.issued.values()].reduce((n, t) => n + t.length, 0)} claims of a row, ${worker.stale.length} stale completions, ${worker.calls} calls; ` +
     `proxy ${JSON.stringify(proxy.counts)}`);
@@ -418,7 +430,7 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
       return conflict.workflowId;
     }));
     for (const workflowId of workflows) {
-      const local = localEvents(stores[c], workflowId).map(label);
+      const local = (await stores[c].events(workflowId)).map(label);
       const server = onServer.get(workflowId).map(label);
       const writer = workflowId === SHARED ? null : Number(workflowId.slice(1, workflowId.indexOf('-')));
       if (writer === c && c !== ROLLED_BACK) {
@@ -437,7 +449,7 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
     const server = (await serverEvents(workflowId)).map(label);
     if (server.length > 0) assert.deepEqual(server, labels, `${workflowId} on the server is not as client ${writer} wrote it`);
     for (let c = 0; c < CLIENTS; c += 1) {
-      const local = localEvents(stores[c], workflowId).map(label);
+      const local = (await stores[c].events(workflowId)).map(label);
       if (purged[c].has(workflowId)) {
         assert.deepEqual(local, [], `client ${c} purged ${workflowId}, and sync brought it back`);
       } else {
@@ -449,5 +461,4 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   // from what the import brought back, and was told.
   const rolledBack = last[ROLLED_BACK].conflicts.map((conflict) => conflict.workflowId);
   assert.ok(rolledBack.some((id) => id.startsWith(`c${ROLLED_BACK}-`)), `no conflict after the rollback: ${rolledBack}`);
-  for (const store of stores) store.close();
 });
