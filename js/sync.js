@@ -164,11 +164,12 @@ async function syncPass(store, settings, checkConflicts) {
  */
 async function pushWorkflow(store, settings, state, workflow) {
   const { workflowId } = workflow;
-  if (workflow.state === 'purged') {
-    return new RunStoreError('SEQUENCE_CONFLICT', `workflow ${workflowId} was purged here at head ${workflow.syncedHead} and written again: its new events are not pushed onto the server's history`, {
-      workflowId, expected: workflow.syncedHead, actual: workflow.syncedHead, localHead: workflow.localHead, serverHead: workflow.syncedHead, purged: true, serverEvents: [], serverEventsComplete: false,
-    });
-  }
+  const purgedConflict = (serverHead) => new RunStoreError('SEQUENCE_CONFLICT', `workflow ${workflowId} was purged here at head ${workflow.syncedHead} and written again: its new events are not pushed onto the server's history`, {
+    workflowId, expected: workflow.syncedHead, actual: serverHead, localHead: workflow.localHead, serverHead, purged: true, serverEvents: [], serverEventsComplete: false,
+  });
+  // A tombstone at head 0 (a push's answer may have been lost before the purge): the new
+  // events go to the server only if it holds nothing under this id.
+  if (workflow.state === 'purged' && workflow.syncedHead > 0) return purgedConflict(workflow.syncedHead);
   let pushed = 0;
   let limit = PUSH_EVENTS;
   for (;;) {
@@ -197,6 +198,7 @@ async function pushWorkflow(store, settings, state, workflow) {
         await state.saveHead(store, workflow, base + same, 'synced');
         continue;
       }
+      if (workflow.state === 'purged') return purgedConflict(error.actual);
       await state.saveHead(store, workflow, base, 'conflict');
       const localHead = await store.head(workflowId);
       return new RunStoreError('SEQUENCE_CONFLICT', `workflow ${workflowId} was written here and on the server since head ${base}: local head ${localHead}, server head ${error.actual}`, {
@@ -296,6 +298,9 @@ class SyncState {
     if (stored.clientId !== null) return new SyncState(target, stored, stored.clientId);
     const state = new SyncState(target, stored, randomId());
     await state.adoptCheckpoint(store, settings);
+    // The target is kept before anything is pushed: a push re-sent after a lost answer carries
+    // the same client id, and a purge leaves tombstones for what may be on the server.
+    await state.save(store, {});
     return state;
   }
 

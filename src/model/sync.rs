@@ -143,8 +143,9 @@ pub enum SyncHeadState {
     /// Written here and on the server since they agreed on `head`: reported at each pass,
     /// never merged.
     Conflict,
-    /// Purged here after agreeing on `head`: its events are not pulled back (unless the app
-    /// asks), and a workflow written here again under its id is a conflict.
+    /// Purged here after agreeing on `head` (0 when a push's answer may have been lost): its
+    /// events are not pulled back (unless the app asks), and a workflow written here again
+    /// under its id is a conflict where the server holds events under that id.
     Purged,
 }
 

@@ -29,12 +29,19 @@ pub(super) fn next_change_mark(tx: &mut Tx<'_>) -> Result<Option<i64>> {
     Ok(Some(floor.max(highest) + 1))
 }
 
-/// The purged workflows' sync state becomes tombstones, and the clock's floor rises to their
-/// highest mark (see `src/sqlite/sync_state.rs`).
+/// The purged workflows' sync state becomes tombstones (at head 0 where a target agreed on
+/// none), and the clock's floor rises to their highest mark (see `src/sqlite/sync_state.rs`).
 pub(super) fn tombstone(tx: &mut Tx<'_>, ids: &[String]) -> Result<()> {
     tx.execute(
         "UPDATE sync_clock SET floor = greatest(floor, coalesce(
            (SELECT max(changed) FROM workflows WHERE workflow_id = ANY($1::text[])), 0))",
+        &[&ids],
+    )?;
+    tx.execute(
+        "INSERT INTO sync_heads (target, workflow_id, head, state)
+         SELECT t.target, w.workflow_id, 0, 'purged' FROM sync_targets t, workflows w
+         WHERE w.workflow_id = ANY($1::text[]) AND w.head > 0
+         ON CONFLICT (target, workflow_id) DO NOTHING",
         &[&ids],
     )?;
     tx.execute(

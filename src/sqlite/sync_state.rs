@@ -29,11 +29,22 @@ pub(super) fn next_change_mark(conn: &Connection) -> Result<Option<i64>> {
 /// What a purge of the workflows `ids` (a JSON array) leaves of their sync state, before their
 /// rows go: each target's state becomes a tombstone, and the clock's floor rises to their
 /// highest mark, so that marks never go back.
+///
+/// A workflow with events but no agreed head on a target gets a tombstone at head 0 there too:
+/// a push of it may have applied on the server while its answer was lost, and without the
+/// tombstone the next pull would bring the purged workflow back.
 pub(super) fn tombstone(conn: &Connection, ids: &str) -> Result<()> {
     conn.prepare_cached(
         "UPDATE sync_clock SET floor = max(floor, coalesce(
            (SELECT max(changed) FROM workflows
             WHERE workflow_id IN (SELECT value FROM json_each(?1))), 0))",
+    )?
+    .execute([ids])?;
+    conn.prepare_cached(
+        "INSERT INTO sync_heads (target, workflow_id, head, state)
+         SELECT t.target, w.workflow_id, 0, 'purged' FROM sync_targets t, workflows w
+         WHERE w.workflow_id IN (SELECT value FROM json_each(?1)) AND w.head > 0
+         ON CONFLICT (target, workflow_id) DO NOTHING",
     )?
     .execute([ids])?;
     conn.prepare_cached(

@@ -12,6 +12,7 @@ pub const CASES: &[Case] = crate::cases![
     a_save_moves_state_only_from_what_the_pass_read,
     a_pass_sees_only_what_changed_since_its_mark,
     a_purge_leaves_tombstones_and_marks_never_go_back,
+    a_purge_leaves_tombstones_where_no_head_was_agreed,
     sync_heads_reads_named_workflows_once_each,
 ];
 
@@ -308,6 +309,37 @@ fn a_purge_leaves_tombstones_and_marks_never_go_back(backend: &dyn Backend) {
         all.contains(&("done".into(), 1, 2, Some(SyncHeadState::Purged))),
         "{all:?}"
     );
+}
+
+/// A push may have applied on the server while its answer was lost: a workflow purged before
+/// any head was agreed gets a tombstone at head 0 on every target, so no pull brings it back.
+fn a_purge_leaves_tombstones_where_no_head_was_agreed(backend: &dyn Backend) {
+    let location = backend.fresh();
+    let store = location.open();
+    store.commit(&save("c", None, None, vec![])).unwrap();
+    let closed = [started("order", "r1", 1), event(EventKind::Completed, 2)];
+    store.append("unsynced", &closed, 0).unwrap();
+    store.append("synced", &closed, 0).unwrap();
+    store
+        .commit(&save(
+            "c",
+            None,
+            None,
+            vec![head("synced", None, 2, SyncHeadState::Synced)],
+        ))
+        .unwrap();
+    assert_eq!(store.purge_workflows(100, 10).unwrap().workflows, 2);
+    let purged = SyncSelection::InState {
+        state: SyncHeadState::Purged,
+    };
+    let expected: [(String, u64, u64, Option<SyncHeadState>); 2] = [
+        ("synced".into(), 0, 2, Some(SyncHeadState::Purged)),
+        ("unsynced".into(), 0, 0, Some(SyncHeadState::Purged)),
+    ];
+    assert_eq!(selected(&store, purged), expected);
+    after_reopen(location.as_ref(), store, |store| {
+        assert_eq!(selected(store, purged), expected);
+    });
 }
 
 fn sync_heads_reads_named_workflows_once_each(backend: &dyn Backend) {

@@ -1,5 +1,6 @@
-// Sync under faults, checked on the whole history at the end. Three clients (the package's
-// store in Node, on memory) append and sync in rounds through a loopback proxy to two
+// Sync under faults, checked on the whole history at the end. Three clients (two the package's
+// store in Node, on memory; one the package as an app bundles it, in a Chromium page of its own
+// profile, on OPFS) append and sync in rounds through a loopback proxy to two
 // runstore-sync processes on one database, while the test cuts connections before a request
 // reaches a server and after a server answered (the answer lost once the request applied),
 // delays bytes, kills a server process and starts it again, and rolls one client back by
@@ -25,13 +26,19 @@
 // - no row was completed under a stale token: each row's completion carried the last token any
 //   claim handed out for it, and every completion under a replaced token was refused;
 // - every row pushed was completed exactly once, and none is left to claim.
-// scripts/test-sync.sh runs this; SYNC_FAULT_ROUNDS makes a longer run.
+// scripts/test-sync.sh runs this; SYNC_FAULT_ROUNDS and SYNC_FAULT_SEED make other runs, and
+// scripts/check-sync.sh runs it over many seeds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { syncStore } from '../../js/sync.js';
+import { fileURLToPath } from 'node:url';
 import { FaultProxy } from './fault-proxy.mjs';
 import { openMemoryStore } from './node-store.mjs';
+import { NodeClient, PageClient } from './sync-clients.mjs';
 import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
+
+// The client under test: the package's own, or (SYNC_CHECK_CLIENT, a file URL) a changed copy
+// that tests/js/sync-controls.test.mjs runs to show that the checker fails on a known defect.
+const { syncStore } = await import(process.env.SYNC_CHECK_CLIENT ?? '../../js/sync.js');
 
 const TOKEN = 'token-faults';
 const NAMESPACE = 'faults';
@@ -42,10 +49,15 @@ const ROUNDS = Number(process.env.SYNC_FAULT_ROUNDS ?? 16);
 const ROLLED_BACK = 1;
 const ROLLBACK_FROM = 3;
 const ROLLBACK_AT = Math.min(8, ROUNDS - 2);
+/** The client that is a browser profile: the package in a Chromium page, on OPFS (SYNC_CHECK_BROWSER=0: none). */
+const IN_BROWSER = process.env.SYNC_CHECK_BROWSER === '0' ? -1 : 2;
+const TEST_APP = fileURLToPath(new URL('../app/dist', import.meta.url));
 /** Codes a pass may end with while faults last. */
 const FAULT_CODES = new Set(['UNAVAILABLE']);
 
 const servers = [];
+/** Every checker client opened, closed by `after` whatever the test did (a browser keeps the process alive). */
+const open = [];
 let proxy;
 let url;
 
@@ -75,6 +87,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const client of open) await client.close().catch(() => {});
   await proxy?.close();
   for (const server of servers) await server.running?.stop();
 });
@@ -241,10 +254,64 @@ function localEvents(store, workflowId) {
 
 const label = (event) => `${event.data?.client}:${event.data?.n}`;
 
+/** A fetch that sends each push to the server and then loses its answer. */
+const losingPushAnswers = async (url, init) => {
+  const response = await fetch(url, init);
+  if (String(url).endsWith('/push')) {
+    await response.text();
+    throw new TypeError('connection reset after the server answered');
+  }
+  return response;
+};
+/** A fetch that never reaches the server with a push. */
+const refusingPushes = async (url, init) => {
+  if (String(url).endsWith('/push')) throw new TypeError('connection refused');
+  return fetch(url, init);
+};
+const closedRun = (runId, at) => [
+  { type: 'started', workflowType: 'chore', runId, recordedAt: at, data: { runId } },
+  { type: 'completed', recordedAt: at + 1, data: { runId } },
+];
+
+test('a workflow purged after a push whose answer was lost is not pulled back, and its id written again is a conflict', async () => {
+  const store = await openMemoryStore('lost-answer');
+  const options = { url: servers[0].settings.url, token: TOKEN, namespace: NAMESPACE };
+  store.append('lost-1', closedRun('r1', 1), 0);
+  await assert.rejects(syncStore(store, { ...options, fetch: losingPushAnswers }), { code: 'UNAVAILABLE' });
+  assert.equal((await serverEvents('lost-1')).length, 2, 'the push did not apply on the server');
+  assert.equal(store.purgeWorkflows(2 ** 40, 1000).workflows, 1);
+  const afterPurge = await syncStore(store, options);
+  assert.deepEqual(afterPurge.pulled, { workflows: 0, events: 0 });
+  assert.deepEqual(localEvents(store, 'lost-1'), [], 'the purged workflow came back with the pull');
+  store.append('lost-1', closedRun('r2', 10), 0);
+  const reused = await syncStore(store, options);
+  assert.deepEqual(reused.conflicts.map((c) => [c.code, c.workflowId, c.purged, c.serverHead]), [['SEQUENCE_CONFLICT', 'lost-1', true, 2]]);
+  assert.deepEqual(reused.pushed, { workflows: 0, events: 0 });
+  assert.deepEqual((await serverEvents('lost-1')).map((e) => e.data.runId), ['r1', 'r1']);
+  store.close();
+});
+
+test('a workflow purged before any push reached the server is pushed when its id is written again', async () => {
+  const store = await openMemoryStore('never-pushed');
+  const options = { url: servers[0].settings.url, token: TOKEN, namespace: NAMESPACE };
+  store.append('never-1', closedRun('r1', 1), 0);
+  await assert.rejects(syncStore(store, { ...options, fetch: refusingPushes }), { code: 'UNAVAILABLE' });
+  assert.equal(store.purgeWorkflows(2 ** 40, 1000).workflows, 1);
+  store.append('never-1', closedRun('r2', 10), 0);
+  const summary = await syncStore(store, options);
+  assert.deepEqual(summary.conflicts, []);
+  assert.deepEqual(summary.pushed, { workflows: 1, events: 2 });
+  assert.deepEqual((await serverEvents('never-1')).map((e) => e.data.runId), ['r2', 'r2']);
+  store.close();
+});
+
 test(`sync through cut, delayed and refused connections and killed servers: nothing lost, nothing twice, no silent divergence (seed ${SEED})`, { timeout: 600_000 }, async () => {
   const r = random(SEED);
   const stores = [];
-  for (let c = 0; c < CLIENTS; c += 1) stores.push(await openMemoryStore(`faults-${c}`));
+  for (let c = 0; c < CLIENTS; c += 1) {
+    stores.push(c === IN_BROWSER ? await PageClient.open(`faults-${c}`, TEST_APP) : await NodeClient.open(`faults-${c}`, syncStore));
+    open.push(stores[c]);
+  }
   const options = { url, token: TOKEN, namespace: NAMESPACE };
   const counters = Array(CLIENTS).fill(0);
   const passes = { ok: 0, failed: 0, conflicts: 0 };
@@ -256,12 +323,11 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   const done = new Map();
   const purged = stores.map(() => new Set());
   const PURGING = [0, 2].filter((c) => c !== ROLLED_BACK && c < CLIENTS);
-  const lastPassOk = stores.map(() => false);
 
-  const append = (c, workflowId) => {
+  const append = async (c, workflowId) => {
     const n = ++counters[c];
-    const head = stores[c].head(workflowId);
-    stores[c].append(workflowId, [{ type: 'custom', name: `c${c}-${n}`, recordedAt: n, data: { client: c, n } }], head);
+    const head = await stores[c].head(workflowId);
+    await stores[c].append(workflowId, [{ type: 'custom', name: `c${c}-${n}`, recordedAt: n, data: { client: c, n } }], head);
   };
 
   for (let round = 0; round < ROUNDS; round += 1) {
@@ -282,35 +348,32 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
       kills += 1;
       proxy.dropAll();
     }
-    if (round === ROLLBACK_FROM) exported = stores[ROLLED_BACK].exportDatabase();
-    if (round === ROLLBACK_AT) stores[ROLLED_BACK].importDatabase(exported);
+    if (round === ROLLBACK_FROM) exported = await stores[ROLLED_BACK].exportDatabase();
+    if (round === ROLLBACK_AT) await stores[ROLLED_BACK].importDatabase(exported);
     for (let c = 0; c < CLIENTS; c += 1) {
-      for (let k = 0; k < 2; k += 1) append(c, own(c, Math.floor(r() * OWN_WORKFLOWS)));
-      if (r() < 0.3) append(c, SHARED);
+      for (let k = 0; k < 2; k += 1) await append(c, own(c, Math.floor(r() * OWN_WORKFLOWS)));
+      if (r() < 0.3) await append(c, SHARED);
       if (r() < 0.4) {
         const workflowId = `c${c}-done${done.size}`;
         const n = ++counters[c];
         done.set(workflowId, { writer: c, labels: [`${c}:${n}`, `${c}:${n}-end`] });
-        stores[c].append(workflowId, [
+        await stores[c].append(workflowId, [
           { type: 'started', workflowType: 'chore', runId: `run-${n}`, recordedAt: n, data: { client: c, n } },
           { type: 'completed', recordedAt: n + 1, data: { client: c, n: `${n}-end` } },
         ], 0);
       }
-      // Only after a pass that ended without error: a workflow whose push applied on the server
-      // while its answer was lost is not known here as synced, so a purge leaves no tombstone for
-      // it and a later pull brings it back (a gap of the sync state this checker found).
-      if (PURGING.includes(c) && lastPassOk[c] && r() < 0.2) {
-        for (const workflowId of done.keys()) if (stores[c].head(workflowId) > 0) purged[c].add(workflowId);
-        await stores[c].purgeWorkflows(2 ** 40, 1000);
-        for (const workflowId of purged[c]) assert.equal(stores[c].head(workflowId), 0, `client ${c} purged ${workflowId}, yet holds it`);
+      // At any time, also while a push's answer was lost: the purge leaves a tombstone for what
+      // may be on the server.
+      if (PURGING.includes(c) && r() < 0.2) {
+        for (const workflowId of done.keys()) if (await stores[c].head(workflowId) > 0) purged[c].add(workflowId);
+        await stores[c].purge();
+        for (const workflowId of purged[c]) assert.equal(await stores[c].head(workflowId), 0, `client ${c} purged ${workflowId}, yet holds it`);
       }
     }
     await Promise.all([...stores.map(async (store, c) => {
-      lastPassOk[c] = false;
       try {
-        const summary = await syncStore(store, options);
+        const summary = await store.sync(options);
         passes.ok += 1;
-        lastPassOk[c] = true;
         passes.conflicts += summary.conflicts.length;
       } catch (error) {
         passes.failed += 1;
@@ -329,9 +392,9 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   await worker.drain();
   const last = [];
   for (let sweep = 0; sweep < 2; sweep += 1) {
-    for (let c = 0; c < CLIENTS; c += 1) last[c] = await syncStore(stores[c], options);
+    for (let c = 0; c < CLIENTS; c += 1) last[c] = await stores[c].sync(options);
   }
-  console.log(`# seed ${SEED}: ${ROUNDS} rounds, passes ${passes.ok} ok / ${passes.failed} failed (${[...failedCodes].join(', ') || 'none'}), ` +
+  console.log(`# seed ${SEED}: ${ROUNDS} rounds, clients ${stores.map((s) => s.kind).join('/')}, passes ${passes.ok} ok / ${passes.failed} failed (${[...failedCodes].join(', ') || 'none'}), ` +
     `${passes.conflicts} conflicts reported, ${kills} server kills; ${done.size} closed workflows, ${purged[0].size + purged[2].size} purged from a client; outbox: ${worker.pushed.size} rows, ` +
     `${[...worker.issued.values()].reduce((n, t) => n + t.length, 0)} claims of a row, ${worker.stale.length} stale completions, ${worker.calls} calls; ` +
     `proxy ${JSON.stringify(proxy.counts)}`);
@@ -367,7 +430,7 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
       return conflict.workflowId;
     }));
     for (const workflowId of workflows) {
-      const local = localEvents(stores[c], workflowId).map(label);
+      const local = (await stores[c].events(workflowId)).map(label);
       const server = onServer.get(workflowId).map(label);
       const writer = workflowId === SHARED ? null : Number(workflowId.slice(1, workflowId.indexOf('-')));
       if (writer === c && c !== ROLLED_BACK) {
@@ -386,7 +449,7 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
     const server = (await serverEvents(workflowId)).map(label);
     if (server.length > 0) assert.deepEqual(server, labels, `${workflowId} on the server is not as client ${writer} wrote it`);
     for (let c = 0; c < CLIENTS; c += 1) {
-      const local = localEvents(stores[c], workflowId).map(label);
+      const local = (await stores[c].events(workflowId)).map(label);
       if (purged[c].has(workflowId)) {
         assert.deepEqual(local, [], `client ${c} purged ${workflowId}, and sync brought it back`);
       } else {
@@ -398,5 +461,4 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   // from what the import brought back, and was told.
   const rolledBack = last[ROLLED_BACK].conflicts.map((conflict) => conflict.workflowId);
   assert.ok(rolledBack.some((id) => id.startsWith(`c${ROLLED_BACK}-`)), `no conflict after the rollback: ${rolledBack}`);
-  for (const store of stores) store.close();
 });

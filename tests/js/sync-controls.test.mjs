@@ -1,0 +1,86 @@
+// Negative controls of the sync checker (tests/js/sync-faults.test.mjs): the checker runs
+// against copies of the package's sync client with a known defect put back, and must fail on
+// each with the assertion that names it. A checker that passed them would prove nothing.
+// - An old push id: the id covered the workflow, the base and the count, not the events, and
+//   the server answered any id it held as a replay. The client here gets the server's refusal
+//   of a reused id (CONFLICT) and takes it as the replay the old server gave, so a store rolled
+//   back that pushes other events from the same head loses them silently.
+// - A conflict taken as agreement: the client adopts the server's head on SEQUENCE_CONFLICT
+//   instead of reporting it, so the two sides differ with nothing said.
+// Each patch names the exact text it replaces: a change of js/sync.js that removes it fails
+// here, rather than leaving a control that no longer puts the defect back.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const JS = fileURLToPath(new URL('../../js/', import.meta.url));
+const CHECKER = fileURLToPath(new URL('./sync-faults.test.mjs', import.meta.url));
+
+const CONTROLS = [
+  {
+    name: 'an old push id, with a reused id taken as a replay',
+    patches: [
+      ["  if (!globalThis.crypto?.subtle) return `${clientId}.${randomId()}`;",
+        '  return `${clientId}.${workflowId}.${base}.${events.length}`;'],
+      ["      if (error.code !== 'SEQUENCE_CONFLICT') throw error;",
+        "      if (error.code === 'CONFLICT') {\n        await state.saveHead(store, workflow, base + events.length, 'synced');\n        pushed += events.length;\n        continue;\n      }\n      if (error.code !== 'SEQUENCE_CONFLICT') throw error;"],
+    ],
+    fails: /differs from the server's and was not reported|the server lost, reordered or added events/,
+  },
+  {
+    name: 'a conflict taken as agreement',
+    patches: [
+      ["      await state.saveHead(store, workflow, base, 'conflict');",
+        "      await state.saveHead(store, workflow, error.actual, 'synced');\n      return pushed;"],
+    ],
+    fails: /differs from the server's and was not reported|did not converge|the server lost, reordered or added events/,
+  },
+];
+
+/** A copy of js/ with `patches` applied to sync.js; its sync.js as a file URL. */
+function patchedClient(patches) {
+  const dir = mkdtempSync(join(tmpdir(), 'runstore-control-'));
+  cpSync(JS, dir, { recursive: true });
+  const file = join(dir, 'sync.js');
+  let source = readFileSync(file, 'utf8');
+  for (const [from, to] of patches) {
+    assert.equal(source.split(from).length, 2, `js/sync.js no longer holds, once, the text this control replaces:\n${from}`);
+    source = source.replace(from, () => to);
+  }
+  writeFileSync(file, source);
+  return { dir, url: pathToFileURL(file).href };
+}
+
+/** Runs the checker's main test with the client at `url`; its exit code and output. */
+function runChecker(url) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-name-pattern=sync through', CHECKER], {
+      // Without the runner's own NODE_TEST_CONTEXT, the child runs as a test run of its own.
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined, SYNC_CHECK_CLIENT: url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => { output += chunk; });
+    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+for (const control of CONTROLS) {
+  test(`the sync checker fails on ${control.name}`, { timeout: 300_000 }, async () => {
+    const client = patchedClient(control.patches);
+    try {
+      const { code, output } = await runChecker(client.url);
+      const failure = output.split('\n').filter((line) => /error:|AssertionError|^not ok/.test(line)).slice(0, 6).join('\n');
+      console.log(`# ${control.name}: exit ${code}\n${failure.replace(/^/gm, '# ')}`);
+      assert.notEqual(code, 0, 'the checker passed a client with the defect put back');
+      assert.match(output, control.fails);
+    } finally {
+      rmSync(client.dir, { recursive: true, force: true });
+    }
+  });
+}
