@@ -9,7 +9,8 @@
 # processes on one database that are killed and restarted, one store rolled back by an import,
 # closed workflows purged, outbox rows claimed and completed through the server, checked on the
 # whole history at the end, SYNC_FAULT_ROUNDS and SYNC_FAULT_SEED make other runs;
-# tests/js/sync-controls.test.mjs: the checker fails on clients with known defects put back;
+# tests/js/sync-controls.test.mjs: the checker fails on clients with known defects put back and
+# on a server that ignores claim tokens;
 # scripts/check-sync.sh runs the checker over many seeds). The sync at
 # 100,000 workflows is a benchmark, scripts/bench-sync-scale.sh. The test app
 # (scripts/build-test-app.sh, run by scripts/test-js.sh) is built here when missing or older

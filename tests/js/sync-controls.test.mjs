@@ -7,6 +7,9 @@
 //   back that pushes other events from the same head loses them silently.
 // - A conflict taken as agreement: the client adopts the server's head on SEQUENCE_CONFLICT
 //   instead of reporting it, so the two sides differ with nothing said.
+// - A server that ignores claim tokens: the checker's outbox calls go through a relay
+//   (tests/js/unfenced-relay.mjs) that rewrites each completion to the last token handed out,
+//   so a late worker's completion under a replaced token applies.
 // Each patch names the exact text it replaces: a change of js/sync.js that removes it fails
 // here, rather than leaving a control that no longer puts the defect back.
 import { test } from 'node:test';
@@ -39,6 +42,12 @@ const CONTROLS = [
     ],
     fails: /differs from the server's and was not reported|did not converge|the server lost, reordered or added events/,
   },
+  {
+    name: 'a server that ignores claim tokens',
+    patches: [],
+    env: { SYNC_CHECK_UNFENCED: '1' },
+    fails: /was completed under the replaced token/,
+  },
 ];
 
 /** A copy of js/ with `patches` applied to sync.js; its sync.js as a file URL. */
@@ -56,11 +65,11 @@ function patchedClient(patches) {
 }
 
 /** Runs the checker's main test with the client at `url`; its exit code and output. */
-function runChecker(url) {
+function runChecker(url, env = {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--test', '--test-name-pattern=sync through', CHECKER], {
       // Without the runner's own NODE_TEST_CONTEXT, the child runs as a test run of its own.
-      env: { ...process.env, NODE_TEST_CONTEXT: undefined, SYNC_CHECK_CLIENT: url },
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined, SYNC_CHECK_CLIENT: url, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -74,7 +83,7 @@ for (const control of CONTROLS) {
   test(`the sync checker fails on ${control.name}`, { timeout: 300_000 }, async () => {
     const client = patchedClient(control.patches);
     try {
-      const { code, output } = await runChecker(client.url);
+      const { code, output } = await runChecker(client.url, control.env);
       const failure = output.split('\n').filter((line) => /error:|AssertionError|^not ok/.test(line)).slice(0, 6).join('\n');
       console.log(`# ${control.name}: exit ${code}\n${failure.replace(/^/gm, '# ')}`);
       assert.notEqual(code, 0, 'the checker passed a client with the defect put back');

@@ -60,6 +60,8 @@ const servers = [];
 const open = [];
 let proxy;
 let url;
+/** SYNC_CHECK_UNFENCED=1 (a negative control only): the outbox calls go through a relay that ignores claim tokens. */
+let relay = null;
 
 /** A pseudo-random sequence from a seed (mulberry32), so a failing run can be repeated. */
 function random(seed) {
@@ -84,10 +86,15 @@ before(async () => {
   }
   proxy = new FaultProxy(() => servers.filter((s) => s.running).map((s) => s.settings.port));
   url = `http://127.0.0.1:${await proxy.listen()}`;
+  if (process.env.SYNC_CHECK_UNFENCED === '1') {
+    const { UnfencedRelay } = await import('./unfenced-relay.mjs');
+    relay = new UnfencedRelay(url);
+  }
 });
 
 after(async () => {
   for (const client of open) await client.close().catch(() => {});
+  await relay?.close();
   await proxy?.close();
   for (const server of servers) await server.running?.stop();
 });
@@ -318,7 +325,7 @@ test(`sync through cut, delayed and refused connections and killed servers: noth
   const failedCodes = new Set();
   let exported = null;
   let kills = 0;
-  const worker = new OutboxWorker(url, r);
+  const worker = new OutboxWorker(relay ? await relay.listen() : url, r);
   /** Closed workflows: id → its writer and the labels of its events; per client, the ids it purged. */
   const done = new Map();
   const purged = stores.map(() => new Set());
