@@ -31,7 +31,7 @@ for seed in $(seq "$first" $((first + seeds - 1))); do
   log="$logs/seed-$seed.log"
   if SYNC_FAULT_SEED=$seed SYNC_FAULT_ROUNDS=$rounds node --test --test-name-pattern='sync through' \
       tests/js/sync-faults.test.mjs >"$log" 2>&1; then
-    grep -h '^# .*seed' "$log" | sed 's/^# \\# //' | cut -c1-160
+    grep -h '^# .*seed' "$log" | sed 's/^# \\# //'
     rm -f "$log"
   else
     echo "seed $seed FAILED: $log"
