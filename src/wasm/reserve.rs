@@ -45,7 +45,8 @@ const RESERVE_DIRECTORY: &str = ".runstore-reserve";
 /// The reserve of one pool.
 pub struct Reserve {
     pool: String,
-    /// The reserve file, held open while it holds its space.
+    /// The reserve file: open while it holds its space, and while emptied by a delete (it
+    /// grows back from there); closed once closing it was the last room it could give.
     handle: RefCell<Option<FileSystemSyncAccessHandle>>,
 }
 
