@@ -214,19 +214,22 @@ impl RetentionStore for SqliteStore {
             // A full disk has no room for the second copy VACUUM writes; a database in
             // incremental auto-vacuum gives its free pages back step by step instead, in
             // about no room at all.
-            Err(Error::StorageFull { .. }) if incremental(self.conn()) => {
-                if self.release_space() {
-                    Ok(())
-                } else {
-                    rewritten
-                }
-            }
+            Err(Error::StorageFull { .. }) if self.compact_in_place() => Ok(()),
             Err(error) => Err(error),
             Ok(()) => {
                 self.release_space();
                 Ok(())
             }
         }
+    }
+}
+
+impl SqliteStore {
+    /// What [`RetentionStore::vacuum`] does on a full disk: where the database uses
+    /// incremental auto-vacuum, gives its free pages back step by step, in about no room at
+    /// all. Returns whether it did so and every free page went back.
+    pub(crate) fn compact_in_place(&self) -> bool {
+        incremental(self.conn()) && self.release_space()
     }
 }
 

@@ -125,22 +125,23 @@ impl RunStoreCore {
         output(self.freeing(op))
     }
 
-    /// Runs a delete on the open store: when it finds no room (STORAGE_FULL), or its freed
-    /// pages could not all go back to the file system, the store's reserve of OPFS space is
-    /// given up and the delete (or the giving back) runs once more (see `reserve.rs`).
+    /// Runs a delete on the open store: while it finds no room (STORAGE_FULL), the store's
+    /// reserve of OPFS space gives up its room a step at a time and the delete runs once more;
+    /// then the freed pages go back to the file system (with the reserve's room if they need
+    /// it), and the reserve takes back what room the browser gives it now (see `reserve.rs`).
     pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
         let store = self.store()?;
         let op = |s: &SqliteStore| op(s).map_err(|e| self.full_if_short(e));
         let Some(reserve) = self.reserve.as_ref() else {
             return op(store);
         };
-        match op(store) {
-            Err(Error::StorageFull { .. }) if reserve.release() => op(store),
-            result => {
-                give_back(store, reserve);
-                result
-            }
+        let mut result = op(store);
+        while matches!(result, Err(Error::StorageFull { .. })) && reserve.release() {
+            result = op(store);
         }
+        give_back(store, reserve);
+        reserve.top_up();
+        result
     }
 
     /// The open store, for the calls that need it alone (an import replaces its content).
@@ -159,12 +160,10 @@ impl RunStoreCore {
     }
 }
 
-/// Gives the pages freed by deletes back to the file system; when that found no room, with
-/// the room the reserve held back.
+/// Gives the pages freed by deletes back to the file system; while that finds no room, with
+/// the room the reserve holds back, a step at a time.
 fn give_back(store: &SqliteStore, reserve: &Reserve) {
-    if !store.release_space() && reserve.release() {
-        store.release_space();
-    }
+    while !store.release_space() && reserve.release() {}
 }
 
 #[wasm_bindgen]
@@ -188,8 +187,10 @@ impl RunStoreCore {
             _ => None,
         };
         if let Some(reserve) = &reserve {
-            // Pages an earlier delete freed on a full origin but could not give back.
+            // Pages an earlier delete freed on a full origin but could not give back; the
+            // reserve then takes what room that left it.
             give_back(&store, reserve);
+            reserve.top_up();
         }
         Ok(RunStoreCore {
             store: Some(store),

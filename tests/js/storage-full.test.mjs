@@ -12,13 +12,7 @@ import { CAN_LIMIT_QUOTA, ENGINE, useTestApp } from './browser.mjs';
 const QUOTA = 24 * 1024 * 1024;
 const app = useTestApp({ quota: QUOTA });
 const skip = !CAN_LIMIT_QUOTA && `${ENGINE} offers no way to lower an origin's quota`;
-// Runs, and reports, in Firefox without failing the run: there the deletes after the store was
-// reopened on the full origin (its reserve spent on writes before) come back STORAGE_FULL.
-// Chrome gives a closed file's unused allocation back for the reserve to take; Firefox counts
-// a file's bytes, so the reopened store finds no room for its reserve nor for a delete's WAL.
-const todo = ENGINE === 'firefox' && 'Firefox: a full store reopened with its reserve spent cannot delete';
-
-test('a full origin gives STORAGE_FULL, keeps what it acknowledged, and recovers by deleting', { skip, todo }, async () => {
+test('a full origin gives STORAGE_FULL, keeps what it acknowledged, and recovers by deleting', { skip }, async () => {
   const page = await app.browser.newPage();
   page.on('pageerror', (error) => console.error('page error:', error));
   await page.goto(app.url);
