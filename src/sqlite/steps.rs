@@ -583,7 +583,7 @@ impl SqliteStore {
             ),
             None => Ok(()),
         }
-        .and_then(|()| Ok(tx.commit()?));
+        .and_then(|()| tx.commit());
         if let Err(error) = committed {
             // A row recorded in the transaction rolled back with it.
             self.newest.forget();
