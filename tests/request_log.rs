@@ -370,3 +370,47 @@ fn a_claim_of_a_large_input_keeps_a_small_log_row() {
         .unwrap();
     assert_eq!(recorded.outcomes, first.outcomes);
 }
+
+/// Two connections to one file take turns recording requests: each numbers its request after
+/// the other's (the newest slot one connection remembers is checked against the other's
+/// commits), replays the other's ids, and no slot is given twice.
+#[test]
+fn two_connections_number_their_requests_after_each_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let first = SqliteStore::open(&path).unwrap();
+    let second = SqliteStore::open(&path).unwrap();
+    for n in 0..300u64 {
+        let (writer, other) = if n % 3 == 0 {
+            (&second, &first)
+        } else {
+            (&first, &second)
+        };
+        let step = timer(&format!("r{n}"), n);
+        assert!(!writer.commit(&step).unwrap().replayed);
+        assert!(other.commit(&step).unwrap().replayed, "r{n}");
+    }
+    let copy = dir.path().join("copy.db");
+    first
+        .raw_execute(&format!("VACUUM INTO '{}'", copy.display()))
+        .unwrap();
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let (rows, slots, span): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT count(*), count(DISTINCT slot), max(slot) - min(slot) + 1 FROM requests",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((rows, slots, span), (300, 300, 300));
+    // The requests in commit order are the slots in order.
+    let ids: Vec<String> = conn
+        .prepare("SELECT request_id FROM requests ORDER BY slot")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let expected: Vec<String> = (0..300).map(|n| format!("r{n}")).collect();
+    assert_eq!(ids, expected);
+}
