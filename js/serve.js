@@ -21,12 +21,6 @@ import { unbatch } from './batch.js';
 import { JsonText, runCall } from './host.js';
 import { PROTOCOL } from './wire.js';
 
-/**
- * How long a leader that knows of no other tab keeps its changes to announce them once one
- * links: a tab that was there but silent links within moments of hearing of the new leader.
- */
-const KEEP_UNHEARD_MS = 5_000;
-
 /** How long a leader keeps retrying while the previous leader's worker still holds the files. */
 const TAKEOVER_LIMIT_MS = 15_000;
 
@@ -168,19 +162,15 @@ export function serve(scope, env) {
     RunStoreCore.__checkOpen(name, options);
   }
 
-  function startServing({ leaderId, prefix, others }) {
+  function startServing({ leaderId, prefix }) {
     const requests = new BroadcastChannel(`${prefix}requests`);
-    const changes = new BroadcastChannel(`${prefix}changes`);
-    shared = { leaderId, prefix, requests, changes, links: new Map(), others: false, started: Date.now(), kept: [] };
-    if (others === true || othersHeard) othersListen();
+    shared = { leaderId, prefix, requests, changes: new BroadcastChannel(`${prefix}changes`), links: new Map() };
     requests.onmessage = (event) => {
       const { link, to, calls, check } = event.data ?? {};
       if (to !== leaderId || typeof link !== 'string') return;
       const channel = openLink(link, Array.isArray(check) ? checked(check) : undefined);
       // The calls the tab sent with its request, each answered on the link as soon as it ran.
       if (Array.isArray(calls)) for (const call of calls) receive(call, (answer) => channel.postMessage(answer));
-      // What this leader kept while it knew of no other tab, if this link is the first.
-      broadcastChanges();
     };
   }
 
@@ -205,7 +195,6 @@ export function serve(scope, env) {
     let link = links.get(clientId);
     const fresh = link === undefined;
     if (fresh) {
-      othersListen();
       const channel = new BroadcastChannel(`${prefix}link:${leaderId}:${clientId}`);
       channel.onmessage = (event) => receive(event.data, (answer) => channel.postMessage(answer));
       link = { channel, gone: new AbortController() };
@@ -243,8 +232,6 @@ export function serve(scope, env) {
     }
   }
 
-  /** Whether this worker's page heard another tab, or another tab linked. */
-  let othersHeard = false;
   /** The change of the call running now, announced with its answer (see `answerTo`). */
   let announced = null;
   /** A shared store's changes whose calls were answered, for every tab once the answer left. */
@@ -271,36 +258,16 @@ export function serve(scope, env) {
   }
 
   /**
-   * The answer to a call with `id` that returned `value`. The change it made goes with it (one
-   * message per call, not two; the caller's subscribers hear of it before the call's promise
-   * settles), and a shared store's to every tab after it, once another tab may listen: a tab
-   * that was alone since it started announces to nobody (each announcement is a
-   * BroadcastChannel message, in Chromium a third of a lone tab's write). Its page says when it
-   * hears another tab (`{ others: true }`), which links after that; each link says so too.
+   * The answer to a call with `id` that returned `value`. The change it made goes with it to a
+   * private store's page (one message per call, not two; the page's subscribers hear of it
+   * before the call's promise settles); a shared store's goes to every tab after it.
    */
   function answerTo(id, value) {
     const answer = value instanceof JsonText ? { id, ok: true, json: value.text } : { id, ok: true, value };
-    if (announced) answer.change = announced;
-    if (announced && shared) {
-      if (shared.others) unsent.push(announced);
-      else if (Date.now() - shared.started < KEEP_UNHEARD_MS) shared.kept.push(announced);
-      else shared.kept = [];
-    }
+    if (announced && shared) unsent.push(announced);
+    else if (announced) answer.change = announced;
     announced = null;
     return answer;
-  }
-
-  /**
-   * From now on every change is announced to every tab, and those kept from the term's first
-   * seconds are announced now: a tab that was there but silent links as soon as it hears of
-   * this leader, and hears of every commit this leader made before that.
-   */
-  function othersListen() {
-    othersHeard = true;
-    if (!shared || shared.others) return;
-    shared.others = true;
-    unsent.push(...shared.kept);
-    shared.kept = [];
   }
 
   const failed = (id, error) => ({ id, ok: false, error: serializeError(error) });
@@ -413,12 +380,5 @@ export function serve(scope, env) {
     else send({ batch: answers });
   }
 
-  scope.addEventListener('message', (event) => {
-    if (event.data?.others === true) {
-      othersListen();
-      broadcastChanges();
-      return;
-    }
-    receive(event.data, (answer) => scope.postMessage(answer));
-  });
+  scope.addEventListener('message', (event) => receive(event.data, (answer) => scope.postMessage(answer)));
 }

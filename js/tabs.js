@@ -75,9 +75,8 @@ class Term {
   }
 
   /** Opens the store in the term's worker (`call` runs a lifecycle call); resolves to its phases. */
-  async open(call, name, options, prefix, others) {
-    const lead = { leaderId: this.leaderId, prefix, aliveLock: this.aliveLock, others };
-    const opened = call(this.worker, 'open', [name, options, lead]);
+  async open(call, name, options, prefix) {
+    const opened = call(this.worker, 'open', [name, options, { leaderId: this.leaderId, prefix, aliveLock: this.aliveLock }]);
     const phases = await Promise.race([
       opened,
       this.#spare.failed.then((error) => Promise.reject(error)),
@@ -152,12 +151,6 @@ export class Tabs {
   #options;
   #timeoutMs;
   #onChange;
-  /**
-   * Whether this tab has heard another tab of the store (on `control`). Until then its
-   * leader's worker announces changes to no other tab (serve.js): each announcement is a
-   * BroadcastChannel message, which in Chromium took a third of a lone tab's write.
-   */
-  #othersSeen = false;
   #env;
   #clientId = crypto.randomUUID?.() ?? String(Math.random()).slice(2);
   #prefix;
@@ -457,9 +450,6 @@ export class Tabs {
     const entry = this.#pending.get(message.id);
     if (!entry) return;
     this.#pending.delete(message.id);
-    // A write's answer carries what it changed: subscribers hear of it before the call's
-    // promise settles (the announcement to every tab, when it comes, is dropped as heard).
-    if (message.change) this.#onChange(message.change);
     // A step under this client's own request id that answers `replayed` was applied by this
     // call's own first sending, to a leader that ended before answering: it answers as then.
     if (entry.message.madeId && message.ok && message.value?.replayed) message.value.replayed = false;
@@ -498,12 +488,6 @@ export class Tabs {
   }
 
   #onControl(message) {
-    // Any message here is another tab's: a channel does not hear its own.
-    if (!this.#othersSeen) {
-      this.#othersSeen = true;
-      // Told before the leader answers `who`: the other tab links after that answer.
-      if (this.#term && this.#term.state !== 'ended') this.#term.worker.postMessage({ others: true });
-    }
     if (message.type === 'who') {
       if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#leaderId, persistence: this.#persistence });
     } else if (message.type === 'leader' && typeof message.leaderId === 'string') {
@@ -599,7 +583,7 @@ export class Tabs {
     this.#term = term;
     let phases;
     try {
-      phases = await term.open((...call) => this.#lifecycleCall(...call), this.#name, this.#options, this.#prefix, this.#othersSeen);
+      phases = await term.open((...call) => this.#lifecycleCall(...call), this.#name, this.#options, this.#prefix);
     } catch (error) {
       this.#term = null;
       term.worker.terminate();

@@ -82,34 +82,6 @@ test('a commit whose leader ended before announcing it is announced by its repla
   await Promise.all(clients.map((c) => c.close()));
 });
 
-test('a lone tab announces nothing on the changes channel, its own subscribers hear each write from its answer, and a tab that joins later hears every commit after it joined', async () => {
-  const origin = new Origin({ seed: 5 });
-  let announced = 0;
-  origin.lose = (channel) => {
-    if (channel.endsWith(':changes')) announced++;
-    return false;
-  };
-  const timer = (timerId) => ({ operations: [{ op: 'scheduleTimer', workflowId: 'wf', timerId, fireAt: 5 }] });
-  const alone = await openClient(origin.page(), 'lone');
-  await alone.call('commit', [timer('a')], 'r-a');
-  await alone.call('commit', [timer('b')], 'r-b');
-  assert.deepEqual(alone.heard.map((h) => h.requestId), ['r-a', 'r-b'], 'heard from the answers, before the calls settled');
-  await sleep(50);
-  assert.equal(announced, 0, 'no message on the changes channel while the tab is alone');
-  const later = await openClient(origin.page(), 'lone');
-  await alone.call('commit', [timer('c')], 'r-c');
-  await later.call('commit', [timer('d')], 'r-d');
-  for (const client of [alone, later]) {
-    await until(() => ['r-c', 'r-d'].every((id) => client.heard.some((h) => h.requestId === id)), 5_000, 'both tabs hearing r-c and r-d');
-  }
-  assert.ok(announced >= 2, `${announced} announcements once another tab is there`);
-  await sleep(50);
-  for (const client of [alone, later]) {
-    for (const id of ['r-c', 'r-d']) assert.equal(client.heard.filter((h) => h.requestId === id).length, 1, `${id} heard once`);
-  }
-  await Promise.all([alone.close(), later.close()]);
-});
-
 test('deletes and purges sent again after a hand-off answer what their first application answered', async () => {
   const origin = new Origin({ seed: 3 });
   const a = await openClient(origin.page(), 'deletes');
