@@ -540,6 +540,9 @@ test('a call is captured when it is made, and settles in a later task', async ()
       state: (await store.loadCheckpoint('c')).state,
       heard,
     };
+    // Notices travel on their own channel, and an answer may overtake one: wait for the two
+    // writes' notices (up to 2 s), not only for their answers.
+    for (let waited = 0; heard.length < 2 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
     await store.close();
     return result;
   }, { persistence: DURABLE });
