@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, serveStatic } from './browser.mjs';
+import { PageClient } from './sync-clients.mjs';
 import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
 
 const TOKEN = 'token-team';
@@ -16,32 +16,20 @@ const OTHER_TOKEN = 'token-other';
 const NAMESPACE = 'team';
 const TEST_APP = join(dirname(fileURLToPath(import.meta.url)), '..', 'app', 'dist');
 
-let site;
 let settings;
 let server = null;
+/** Each profile: the package in a Chromium page of its own, a RunStore on OPFS as `window.store`. */
 const profiles = {};
 
 before(async () => {
-  site = await serveStatic(TEST_APP);
   settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE], [OTHER_TOKEN]: ['other'] });
   console.log(`sync server on ${settings.backend}`);
-  for (const name of ['a', 'b']) {
-    const browser = await launchChromium();
-    const page = await browser.newPage();
-    page.on('pageerror', (error) => console.error(`page ${name} error:`, error));
-    await page.goto(site.url);
-    await page.waitForFunction(() => window.runstore !== undefined);
-    await page.evaluate(async (name) => {
-      window.store = await window.runstore.RunStore.open(`sync-${name}`, { persistence: 'opfs' });
-    }, name);
-    profiles[name] = { browser, page };
-  }
+  for (const name of ['a', 'b']) profiles[name] = await PageClient.open(`sync-${name}`, TEST_APP);
 });
 
 after(async () => {
-  for (const { browser } of Object.values(profiles)) await browser.close();
+  for (const profile of Object.values(profiles)) await profile.close();
   await server?.stop();
-  await site?.close();
 });
 
 const ev = (name, at) => ({ type: 'custom', name, recordedAt: at, data: { name, at } });
