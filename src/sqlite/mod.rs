@@ -76,6 +76,8 @@ pub struct SqliteStore {
     /// Set while the WAL cannot be checkpointed for want of room, and while a delete runs
     /// (see `retention.rs`): writes other than deletes are then refused.
     room: room::Room,
+    /// The newest request of each scope of the request log, as this connection knows it.
+    newest: steps::Newest,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -144,6 +146,7 @@ impl SqliteStore {
             in_step: Cell::new(false),
             release_after_step: Cell::new(false),
             room,
+            newest: steps::Newest::default(),
         };
         store.release_space_left();
         Ok(store)
@@ -180,6 +183,8 @@ impl SqliteStore {
     /// damaged or written by other code; never needed by an application.
     #[doc(hidden)]
     pub fn raw_execute(&self, sql: &str) -> Result<()> {
+        // The SQL may change the request log as no store method does.
+        self.newest.forget();
         Ok(self.conn.execute_batch(sql)?)
     }
 

@@ -2,7 +2,7 @@
 //! ordinary store methods inside one transaction (see `SqliteStore::write_tx`), and its request
 //! id is recorded with the outcomes before that transaction commits.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -48,11 +48,72 @@ const SCOPE_SLOTS: i64 = 1 << 40;
 /// The most scopes the log numbers (so that every slot fits in an `i64`).
 const MAX_SCOPES: i64 = (i64::MAX / SCOPE_SLOTS) - 1;
 
-/// The newest request of scope `?1` (its number), as a one-row table
-/// `newest (slot, committed_at)`; `?2` is [`SCOPE_SLOTS`].
-const NEWEST: &str = "newest AS (
-    SELECT slot, committed_at FROM requests
-    WHERE slot > ?1 * ?2 AND slot < (?1 + 1) * ?2 ORDER BY slot DESC LIMIT 1)";
+/// The newest request of each scope (by slot) as this connection knows it: its id, looked up
+/// again at each use, so that a row changed or deleted since reads as it is now. The log has
+/// no index by slot (see schema_6.sql): without this, finding the newest request reads all of
+/// its scope's rows.
+///
+/// Valid while `PRAGMA data_version` reads `version` (it changes when another connection
+/// commits) and while every request this connection adds goes through [`record`]: what adds
+/// rows otherwise (an import) or may roll back a recorded row ([`SqliteStore::commit_once`]
+/// when its commit fails) calls [`Newest::forget`].
+#[derive(Debug, Default)]
+pub(super) struct Newest {
+    version: Cell<Option<i64>>,
+    ids: RefCell<HashMap<i64, String>>,
+}
+
+impl Newest {
+    /// Forgets every newest request it knew: the next use reads them from the log.
+    pub(super) fn forget(&self) {
+        self.version.set(None);
+        self.ids.borrow_mut().clear();
+    }
+
+    /// The slot and commit time of the newest request of scope `number`, `None` when the
+    /// scope holds none.
+    fn of(&self, conn: &Connection, number: i64) -> Result<Option<(i64, i64)>> {
+        let version: i64 = conn
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))?;
+        if self.version.get() == Some(version) {
+            let id = self.ids.borrow().get(&number).cloned();
+            if let Some(id) = id {
+                let found = conn
+                    .prepare_cached(
+                        "SELECT slot, committed_at FROM requests
+                         WHERE scope_number = ?1 AND request_id = ?2",
+                    )?
+                    .query_row(params![number, id], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+        } else {
+            self.forget();
+            self.version.set(Some(version));
+        }
+        let newest: Option<(String, i64, i64)> = conn
+            .prepare_cached(
+                "SELECT request_id, slot, committed_at FROM requests
+                 WHERE scope_number = ?1 ORDER BY slot DESC LIMIT 1",
+            )?
+            .query_row([number], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .optional()?;
+        Ok(newest.map(|(id, slot, committed_at)| {
+            self.ids.borrow_mut().insert(number, id);
+            (slot, committed_at)
+        }))
+    }
+
+    /// Notes `request_id`, just recorded, as the newest request of scope `number`.
+    fn set(&self, number: i64, request_id: &str) {
+        if self.version.get().is_some() {
+            self.ids.borrow_mut().insert(number, request_id.to_owned());
+        }
+    }
+}
 
 /// The number of `scope` in the log, `None` when it never recorded a request of it.
 fn scope_number(conn: &Connection, scope: &str) -> Result<Option<i64>> {
@@ -90,26 +151,29 @@ fn numbered_scope(conn: &Connection, scope: &str) -> Result<i64> {
 /// the commit that takes it past them, as when each commit deleted it.
 pub(super) fn recorded(
     conn: &Connection,
+    newest: &Newest,
     scope: &str,
     request_id: &str,
 ) -> Result<Option<(String, RequestRecord)>> {
     let Some(number) = scope_number(conn, scope)? else {
         return Ok(None);
     };
+    let Some((newest_slot, newest_at)) = newest.of(conn, number)? else {
+        return Ok(None);
+    };
     let row: Option<(String, i64, String)> = conn
-        .prepare_cached(&format!(
-            "WITH {NEWEST}
-             SELECT r.fingerprint, r.committed_at, r.outcomes FROM requests AS r, newest
-             WHERE r.scope_number = ?1 AND r.request_id = ?3
-               AND r.slot > newest.slot - ?4
-               AND r.committed_at >= newest.committed_at - ?5"
-        ))?
+        .prepare_cached(
+            "SELECT fingerprint, committed_at, outcomes FROM requests
+             WHERE scope_number = ?1 AND request_id = ?2
+               AND slot > ?3 - ?4 AND committed_at >= ?5 - ?6",
+        )?
         .query_row(
             params![
                 number,
-                SCOPE_SLOTS,
                 request_id,
+                newest_slot,
                 to_sql_int("kept", MAX_KEPT_REQUESTS)?,
+                newest_at,
                 REQUEST_RETENTION_MS
             ],
             |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
@@ -145,32 +209,36 @@ fn outbox_inputs(conn: &Connection, keys: &[String]) -> Result<HashMap<String, V
 
 /// The latest commit time of a request of `scope` the log has forgotten: deleted, or past the
 /// window and not deleted yet. `None` when it has forgotten none.
-pub(super) fn forgotten_through(conn: &Connection, scope: &str) -> Result<Option<Millis>> {
+pub(super) fn forgotten_through(
+    conn: &Connection,
+    newest: &Newest,
+    scope: &str,
+) -> Result<Option<Millis>> {
     let Some(number) = scope_number(conn, scope)? else {
         return Ok(None);
     };
-    Ok(conn
-        .prepare_cached(&format!(
-            "WITH {NEWEST}
-             SELECT max(t) FROM (
-               SELECT forgotten_through AS t FROM request_scopes WHERE scope_number = ?1
-               UNION ALL
-               SELECT max(r.committed_at) FROM requests AS r, newest
-               WHERE r.slot > ?1 * ?2 AND r.slot <= newest.slot - ?3
-               UNION ALL
-               SELECT max(r.committed_at) FROM requests AS r, newest
-               WHERE r.slot > ?1 * ?2 AND r.slot < (?1 + 1) * ?2
-                 AND r.committed_at < newest.committed_at - ?4)"
-        ))?
+    let deleted: Option<Millis> = conn
+        .prepare_cached("SELECT forgotten_through FROM request_scopes WHERE scope_number = ?1")?
+        .query_row([number], |row| row.get(0))?;
+    let Some((newest_slot, newest_at)) = newest.of(conn, number)? else {
+        return Ok(deleted);
+    };
+    let past: Option<Millis> = conn
+        .prepare_cached(
+            "SELECT max(committed_at) FROM requests
+             WHERE scope_number = ?1 AND (slot <= ?2 - ?3 OR committed_at < ?4 - ?5)",
+        )?
         .query_row(
             params![
                 number,
-                SCOPE_SLOTS,
+                newest_slot,
                 to_sql_int("kept", MAX_KEPT_REQUESTS)?,
+                newest_at,
                 REQUEST_RETENTION_MS
             ],
             |row| row.get(0),
-        )?)
+        )?;
+    Ok(deleted.max(past))
 }
 
 /// Moves the horizon of forgotten requests of `scope` up to `through` (never down).
@@ -192,31 +260,35 @@ fn forget_numbered_through(conn: &Connection, number: i64, through: Millis) -> R
 /// rows past its window.
 pub(super) fn record(
     conn: &Connection,
+    newest: &Newest,
     scope: &str,
     request_id: &str,
     fingerprint: &str,
     outcomes: &mut [OperationOutcome],
 ) -> Result<()> {
     let number = numbered_scope(conn, scope)?;
-    let (slot, committed_at): (i64, i64) = conn
-        .prepare_cached(&format!(
-            "WITH {NEWEST}
-             INSERT OR REPLACE INTO requests
-               (slot, scope_number, request_id, fingerprint, outcomes, committed_at)
-             VALUES (coalesce((SELECT slot FROM newest), ?1 * ?2) + 1, ?1, ?3, ?4, ?5,
-                     CAST(unixepoch('subsec') * 1000 AS INTEGER))
-             RETURNING slot, committed_at"
-        ))?
+    let slot = newest
+        .of(conn, number)?
+        .map_or(number * SCOPE_SLOTS, |(slot, _)| slot)
+        + 1;
+    let committed_at: i64 = conn
+        .prepare_cached(
+            "INSERT OR REPLACE INTO requests
+               (scope_number, request_id, slot, fingerprint, outcomes, committed_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+             RETURNING committed_at",
+        )?
         .query_row(
             params![
                 number,
-                SCOPE_SLOTS,
                 request_id,
+                slot,
                 fingerprint,
                 encode_outcomes(outcomes)?
             ],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| row.get(0),
         )?;
+    newest.set(number, request_id);
     if (slot - number * SCOPE_SLOTS) % PRUNE_EVERY == 0 {
         prune(conn, number, slot, committed_at)?;
     }
@@ -226,31 +298,27 @@ pub(super) fn record(
 /// Deletes the requests of scope `number` more than [`MAX_KEPT_REQUESTS`] behind its request
 /// in `slot`, and those among its oldest [`AGE_WINDOW`] committed more than
 /// [`REQUEST_RETENTION_MS`] before it; the scope's horizon moves up to what was deleted.
+/// The newest request is never among them.
 fn prune(conn: &Connection, number: i64, slot: i64, committed_at: i64) -> Result<()> {
     let kept = to_sql_int("kept", MAX_KEPT_REQUESTS)?;
-    let first = number * SCOPE_SLOTS;
     let mut deleted: Vec<i64> = conn
         .prepare_cached(
-            "DELETE FROM requests WHERE slot > ?1 AND slot <= ?2 - ?3 RETURNING committed_at",
+            "DELETE FROM requests WHERE scope_number = ?1 AND slot <= ?2 - ?3
+             RETURNING committed_at",
         )?
-        .query_map(params![first, slot, kept], |row| row.get(0))?
+        .query_map(params![number, slot, kept], |row| row.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let expired: Vec<i64> = conn
         .prepare_cached(
             "DELETE FROM requests
-             WHERE slot IN (SELECT slot FROM requests WHERE slot > ?1 AND slot < ?2
-                            ORDER BY slot LIMIT ?3)
-               AND committed_at < ?4 - ?5
+             WHERE scope_number = ?1
+               AND slot IN (SELECT slot FROM requests WHERE scope_number = ?1
+                            ORDER BY slot LIMIT ?2)
+               AND committed_at < ?3 - ?4
              RETURNING committed_at",
         )?
         .query_map(
-            params![
-                first,
-                first + SCOPE_SLOTS,
-                AGE_WINDOW,
-                committed_at,
-                REQUEST_RETENTION_MS
-            ],
+            params![number, AGE_WINDOW, committed_at, REQUEST_RETENTION_MS],
             |row| row.get(0),
         )?
         .collect::<rusqlite::Result<_>>()?;
@@ -465,10 +533,11 @@ impl StepStore for SqliteStore {
         check_id("requestId", request_id)?;
         // One snapshot for the record and the horizon, even while another connection writes.
         let _snapshot = self.conn().unchecked_transaction()?;
-        let record = recorded(self.conn(), scope, request_id)?.map(|(_, record)| record);
+        let record =
+            recorded(self.conn(), &self.newest, scope, request_id)?.map(|(_, record)| record);
         let forgotten = match record {
             Some(_) => None,
-            None => forgotten_through(self.conn(), scope)?,
+            None => forgotten_through(self.conn(), &self.newest, scope)?,
         };
         Ok(outcome_of(request_id, record, forgotten))
     }
@@ -487,7 +556,7 @@ impl SqliteStore {
         if let Some(key) = request {
             check_scope(&key.scope)?;
             // Read under the write lock: no other connection can commit this id meanwhile.
-            let recorded = recorded(&tx, &key.scope, &key.id)?;
+            let recorded = recorded(&tx, &self.newest, &key.scope, &key.id)?;
             if let Decision::Replay(outcome) = decide(&key.id, &key.fingerprint, recorded)? {
                 return Ok(outcome);
             }
@@ -503,10 +572,23 @@ impl SqliteStore {
                 })
                 .collect::<Result<Vec<_>>>()?
         };
-        if let Some(key) = request {
-            record(&tx, &key.scope, &key.id, &key.fingerprint, &mut outcomes)?;
+        let committed = match request {
+            Some(key) => record(
+                &tx,
+                &self.newest,
+                &key.scope,
+                &key.id,
+                &key.fingerprint,
+                &mut outcomes,
+            ),
+            None => Ok(()),
         }
-        tx.commit()?;
+        .and_then(|()| tx.commit());
+        if let Err(error) = committed {
+            // A row recorded in the transaction rolled back with it.
+            self.newest.forget();
+            return Err(error);
+        }
         if self.release_after_step.replace(false) {
             self.release_space();
         }

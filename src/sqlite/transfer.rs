@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 use super::import_rules::check_rules;
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
-use super::steps::{forget_through, record, recorded};
+use super::steps::{forget_through, record, recorded, Newest};
 use super::SqliteStore;
 use crate::backend::checks::check_id;
 use crate::backend::hex;
@@ -159,7 +159,7 @@ impl SqliteStore {
         };
         // A retry is answered before the file is read again.
         if let Some(id) = request_id {
-            if already_imported(self.conn(), id, &fingerprint)? {
+            if already_imported(self.conn(), &self.newest, id, &fingerprint)? {
                 return Ok(done);
             }
         }
@@ -172,6 +172,8 @@ impl SqliteStore {
             .deserialize_read_exact(IMPORT_SCHEMA, &image[..], image.len(), false)
             .map_err(Error::from)
             .and_then(|()| self.replace_with_attached(field, request_id, &fingerprint));
+        // The log's rows were replaced, or rolled back: its newest requests are read anew.
+        self.newest.forget();
         let detached = self.conn.execute_batch(&format!("DETACH {IMPORT_SCHEMA}"));
         let replayed = copied?;
         detached?;
@@ -193,7 +195,7 @@ impl SqliteStore {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         if let Some(id) = request_id {
             // Again under the write lock: another connection may have imported meanwhile.
-            if already_imported(&tx, id, fingerprint)? {
+            if already_imported(&tx, &self.newest, id, fingerprint)? {
                 return Ok(true);
             }
         }
@@ -205,6 +207,7 @@ impl SqliteStore {
         }
         let replaced_logs = newest_requests(&tx)?;
         let last_claim_token = last_claim_token(&tx)?;
+        self.newest.forget();
         for table in tables(&tx)? {
             copy_table(&tx, &table)?;
         }
@@ -222,7 +225,14 @@ impl SqliteStore {
         if let Some(id) = request_id {
             // The file's own log may hold this id (from an import the exported store made
             // under it): `record` replaces its row, this import is what the id means here now.
-            record(&tx, DEFAULT_REQUEST_SCOPE, id, fingerprint, &mut [])?;
+            record(
+                &tx,
+                &self.newest,
+                DEFAULT_REQUEST_SCOPE,
+                id,
+                fingerprint,
+                &mut [],
+            )?;
         }
         tx.commit()?;
         Ok(false)
@@ -323,8 +333,13 @@ fn import_fingerprint(bytes: &[u8]) -> String {
 
 /// Whether `request_id` imported this file already; [`Error::Conflict`] when it was used for
 /// another request.
-fn already_imported(conn: &Connection, request_id: &str, fingerprint: &str) -> Result<bool> {
-    let recorded = recorded(conn, DEFAULT_REQUEST_SCOPE, request_id)?;
+fn already_imported(
+    conn: &Connection,
+    newest: &Newest,
+    request_id: &str,
+    fingerprint: &str,
+) -> Result<bool> {
+    let recorded = recorded(conn, newest, DEFAULT_REQUEST_SCOPE, request_id)?;
     let decision = decide(request_id, fingerprint, recorded)?;
     Ok(matches!(decision, Decision::Replay(_)))
 }
