@@ -28,6 +28,10 @@ class FirefoxPage extends DomPage {
     return this.#page.close(options);
   }
 
+  bringToFront() {
+    return this.#page.bringToFront();
+  }
+
   evaluate(fn, arg) {
     return this.#page.evaluate(fn, arg);
   }

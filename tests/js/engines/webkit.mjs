@@ -159,6 +159,11 @@ class WebKitPage extends DomPage {
     await this.#loaded();
   }
 
+  /** WebDriver's switch to this window, which brings it to the front where the system can. */
+  async bringToFront() {
+    await this.#command('GET', '/window');
+  }
+
   async close() {
     if (this.#closed) return;
     await this.#command('DELETE', '/window');
