@@ -8,6 +8,10 @@ use runstore::{
     RequestOutcome, SqliteStore, Step, StepStore, MAX_KEPT_REQUESTS, REQUEST_RETENTION_MS,
 };
 
+/// Every this many requests of a scope the log deletes what is past its bounds (`PRUNE_EVERY`
+/// in src/sqlite/steps.rs).
+const PRUNE_EVERY: u64 = 1024;
+
 fn timer(request_id: &str, n: u64) -> Step {
     Step::new()
         .request_id(request_id)
@@ -41,7 +45,7 @@ fn a_full_log_forgets_its_oldest_request_at_once_and_deletes_the_forgotten_rows_
     }
     assert!(store.request_outcome("r0").unwrap().committed().is_some());
     let mut most = 0;
-    for n in MAX_KEPT_REQUESTS..MAX_KEPT_REQUESTS + 200 {
+    for n in MAX_KEPT_REQUESTS..MAX_KEPT_REQUESTS + PRUNE_EVERY + 200 {
         store.commit(&timer(&format!("r{n}"), n)).unwrap();
         // The oldest request past the bound is forgotten by this very commit ...
         let forgotten = n - MAX_KEPT_REQUESTS;
@@ -54,14 +58,14 @@ fn a_full_log_forgets_its_oldest_request_at_once_and_deletes_the_forgotten_rows_
             .unwrap()
             .committed()
             .is_some());
-        if n % 50 == 0 {
+        if n % 100 == 0 {
             most = most.max(rows(&store));
         }
     }
     // ... and its row goes with the next batch: the log never holds a batch more.
     let left = rows(&store);
-    assert!(left < MAX_KEPT_REQUESTS + 64, "{left} rows");
-    assert!(most < MAX_KEPT_REQUESTS + 64, "{most} rows");
+    assert!(left < MAX_KEPT_REQUESTS + PRUNE_EVERY, "{left} rows");
+    assert!(most < MAX_KEPT_REQUESTS + PRUNE_EVERY, "{most} rows");
     assert!(left >= MAX_KEPT_REQUESTS, "{left} rows");
     // A forgotten id is new again: it applies its step once more, then replays it.
     let again = timer("r3", 99_999);
@@ -93,11 +97,11 @@ fn expired_requests_read_as_forgotten_and_their_rows_go_with_the_next_batch() {
     // An expired id committed anew replaces its row.
     assert!(!store.commit(&timer("old4", 101)).unwrap().replayed);
     assert!(store.request_outcome("old4").unwrap().committed().is_some());
-    for n in 1..64 {
+    for n in 1..PRUNE_EVERY {
         store.commit(&timer(&format!("new{n}"), 100 + n)).unwrap();
     }
-    // The 64th request's batch deleted the other nine expired rows.
-    assert_eq!(rows(&store), 64 + 1);
+    // The batch of the request in slot PRUNE_EVERY deleted the other nine expired rows.
+    assert_eq!(rows(&store), PRUNE_EVERY + 1);
 }
 
 /// A UUID-shaped request id for request `n`: 128 random-looking bits, or (`ordered`) a
@@ -232,10 +236,10 @@ fn an_id_the_log_does_not_hold_is_not_committed_only_while_nothing_was_forgotten
         );
     }
     // Deleted in a batch later, its time is still known.
-    for n in 0..64 {
+    for n in 0..PRUNE_EVERY {
         store.commit(&timer(&format!("later{n}"), n)).unwrap();
     }
-    assert!(rows(&store) < MAX_KEPT_REQUESTS + 64);
+    assert!(rows(&store) < MAX_KEPT_REQUESTS + PRUNE_EVERY);
     assert!(matches!(
         store.request_outcome("r0").unwrap(),
         RequestOutcome::Unknown { forgotten_through, .. } if forgotten_through >= first.committed_at
