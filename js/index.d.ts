@@ -67,7 +67,7 @@ export declare class RunStoreError extends Error {
   readonly httpStatus?: number;
   /** BACKEND or UNAVAILABLE from a sync server: the error code it answered, one this package does not know (null: none). */
   readonly serverCode?: string | null;
-  /** UNAVAILABLE: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
+  /** UNAVAILABLE, or BACKEND from a store whose wasm trapped: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
   readonly requestId?: string | null;
 }
 

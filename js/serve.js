@@ -226,7 +226,8 @@ export function serve(scope, env) {
     }
     const closing = store;
     store = null;
-    if (closing) {
+    // A store whose wasm trapped is left as it is: ending the worker lets go of its files.
+    if (closing && !trapped) {
       await closing.close();
       closing.free();
     }
@@ -249,8 +250,34 @@ export function serve(scope, env) {
     for (const change of changes) shared?.changes.postMessage(change);
   }
 
+  /** Why every call fails once the store's wasm trapped (see `stopOnTrap`), else null. */
+  let trapped = null;
+  /** What `run` throws once the store's wasm trapped. */
+  const TRAPPED = new Error('the store trapped');
+
+  /**
+   * The error to answer a call with for `error` (`requestId`: the call's, kept on the answer so
+   * that its caller can ask `requestOutcome`). A trap in the store's WebAssembly (an
+   * out-of-bounds access, a Rust panic) leaves its memory in no state to trust, so this worker
+   * runs none of it again: every later call fails the same way. A shared store's leader also
+   * ends its worker once this answer has left, so that the next leader opens the store from
+   * what was stored; a private store's page closes it and opens it again.
+   */
+  function stopOnTrap(error, requestId = null) {
+    if (error instanceof WebAssembly.RuntimeError && !trapped) {
+      const then = shared ? 'the next leader serves the store' : 'close the store and open it again';
+      trapped = `the store's WebAssembly code trapped (${error.message}); whether that call was applied is unknown; ${then}`;
+      if (shared) setTimeout(() => scope.close?.(), 0);
+    }
+    if (error instanceof WebAssembly.RuntimeError || error === TRAPPED) {
+      return new RunStoreError('BACKEND', trapped, { requestId });
+    }
+    return error;
+  }
+
   /** Runs one call on the open store and notes what it changed. */
   function run(message) {
+    if (trapped) throw TRAPPED;
     if (!store) throw new RunStoreError('BACKEND', 'the store is closed');
     const { value, change } = runCall(store, message);
     announced = change;
@@ -284,12 +311,12 @@ export function serve(scope, env) {
       if (store.__unflushed()) {
         const change = announced;
         announced = null;
-        return answerFlushed(id, value, change);
+        return answerFlushed(message, value, change);
       }
       return answerTo(id, value);
     } catch (error) {
       announced = null;
-      return failed(id, error);
+      return failed(id, stopOnTrap(error, message.requestId));
     }
   }
 
@@ -297,11 +324,11 @@ export function serve(scope, env) {
    * The answer to a call once its write is stored. A failed flush undid the write (the store
    * holds what IndexedDB holds): the call fails with the flush's error and announces nothing.
    */
-  async function answerFlushed(id, value, change) {
+  async function answerFlushed({ id, requestId }, value, change) {
     try {
       await store.flush();
     } catch (error) {
-      return failed(id, error);
+      return failed(id, stopOnTrap(error, requestId));
     }
     announced = change;
     return answerTo(id, value);
@@ -321,7 +348,7 @@ export function serve(scope, env) {
     const done = method === 'open' ? open(...list) : method === 'check' ? check(...list) : close();
     return done.then(
       (value) => answerTo(id, value),
-      (error) => failed(id, error),
+      (error) => failed(id, stopOnTrap(error)),
     );
   }
 

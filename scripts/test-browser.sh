@@ -26,8 +26,9 @@ run_engine() {
     chromium) limited wasm-pack test --headless --chrome ;;
     firefox) limited wasm-pack test --headless --firefox --geckodriver "$(command -v geckodriver)" ;;
     webkit)
-      # xvfb-run gives WebKit the display it needs; -a picks a free display number.
-      limited xvfb-run -a bash -c 'source scripts/env.sh
+      # xvfb-run gives WebKit the display it needs; -a picks a free display number. Once more
+      # if it fails (scripts/webkit-once-more.sh says why).
+      bash scripts/webkit-once-more.sh "webkit conformance" timeout --kill-after=30 "$ENGINE_LIMIT_S" xvfb-run -a bash -c 'set -e; source scripts/env.sh
         safari() { wasm_env wasm-pack test --headless --safari --safaridriver /usr/bin/WebKitWebDriver "$@"; }
         safari --test browser_indexeddb --test browser_main_thread
         safari --test browser -- on_memory' ;;

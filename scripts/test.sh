@@ -10,6 +10,9 @@ bash scripts/setup.sh
 source scripts/env.sh
 
 step() { printf '\n=== %s\n' "$*"; }
+# WebKit's runs that failed once and were run again (scripts/webkit-once-more.sh), for the end.
+FIRST_FAILURES=tests/artifacts/webkit-first-failures.txt
+rm -f "$FIRST_FAILURES"
 
 step "format and lint (native and wasm32)"
 bash scripts/lint.sh
@@ -31,4 +34,8 @@ done
 step "scripts/bench-official.sh (smoke)"
 bash scripts/bench-official.sh --runs 1 --scale 0.01
 echo
+if [ -s "$FIRST_FAILURES" ]; then
+  echo "WebKit runs that failed once and passed when run again:"
+  cat "$FIRST_FAILURES"
+fi
 echo "all tests passed in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

@@ -194,6 +194,8 @@ class FakeWorker {
     const scope = {
       postMessage: (data) => this.#deliver(this.#toPage, data, this.context, page, this.#listeners.message),
       addEventListener: (type, listener) => type === 'message' && this.#scopeListeners.add(listener),
+      // A worker's `self.close()`: it ends at once, as `terminate()` ends it from the page.
+      close: () => this.context.end(),
     };
     serve(scope, {
       init: () => loaded,
@@ -226,6 +228,58 @@ class FakeWorker {
   }
 }
 
+/**
+ * Traps as the store's wasm would on an out-of-bounds access or a panic: a real WebAssembly
+ * module whose one function is `unreachable` throws a real WebAssembly.RuntimeError.
+ */
+export const trap = new WebAssembly.Instance(
+  new WebAssembly.Module(
+    // (module (func (export "trap") unreachable))
+    new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 7, 8, 1, 4, 116, 114, 97, 112, 0, 0, 10, 5, 1, 3, 0, 0, 11]),
+  ),
+).exports.trap;
+
+/**
+ * A private store's worker (js/serve.js on the real store, as a page's exclusive or memory
+ * store runs): `call(method, args)` resolves to its answer. `trapNext` set makes the store's
+ * next call trap.
+ */
+export function privateWorker() {
+  let receive;
+  let next = 0;
+  const waiting = new Map();
+  const scope = {
+    postMessage: (answer) => waiting.get(answer.id)?.(answer),
+    addEventListener: (type, listener) => (receive = listener),
+  };
+  const worker = { trapNext: false };
+  const trapping = (store) =>
+    new Proxy(store, {
+      get(target, key) {
+        const value = target[key];
+        if (typeof value !== 'function') return value;
+        return (...args) => {
+          if (worker.trapNext) trap();
+          return value.apply(target, args);
+        };
+      },
+    });
+  serve(scope, {
+    init: () => loaded,
+    RunStoreCore: { open: async (...args) => trapping(await RunStoreCore.open(...args)) },
+    locks: undefined,
+    BroadcastChannel: undefined,
+    storage: undefined,
+  });
+  worker.call = (method, args) =>
+    new Promise((resolve) => {
+      const id = ++next;
+      waiting.set(id, resolve);
+      receive({ data: { id, method, args } });
+    });
+  return worker;
+}
+
 /** One origin: its locks, channels, workers and stores. */
 export class Origin {
   locks = new Locks();
@@ -236,6 +290,8 @@ export class Origin {
 
   /** Called with the worker's context after each write the store applied or replayed, before its answer leaves. */
   afterWrite = null;
+  /** Called with each write's method and request id before the store runs it: true makes the store's wasm trap instead. */
+  trapBefore = null;
   /** Called with each message posted on a channel (its name, the message): true loses it. */
   lose = null;
   /** How long each open of an OPFS store takes, and whether it fails. */
@@ -280,6 +336,7 @@ export class Origin {
             if (typeof value !== 'function') return value;
             return (...args) => {
               if (!context.alive) throw new Error('the worker is gone');
+              if (String(key).startsWith('__write') && origin.trapBefore?.(args[0], args[1])) trap();
               const result = value.apply(target, args);
               if (String(key).startsWith('__write')) origin.afterWrite?.(context, args[0], args[1]);
               return result;

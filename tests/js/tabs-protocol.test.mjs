@@ -4,7 +4,7 @@
 // over opens the store. The same defects in real Chromium pages: tabs.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Origin, openClient, random, sleep, until } from './fake-browser.mjs';
+import { Origin, openClient, privateWorker, random, sleep, until } from './fake-browser.mjs';
 
 const event = (n) => ({ type: 'custom', name: 'e', recordedAt: 1, data: { n } });
 
@@ -110,6 +110,46 @@ test('deletes and purges sent again after a hand-off answer what their first app
   const store = await origin.disk('deletes');
   assert.equal(store.listWorkflowIds().items.length, 1, 'one purge of limit 1 purged one workflow');
   await Promise.all([a.close(), b.close()]);
+});
+
+test("a leader whose wasm traps answers that call BACKEND and ends its worker: the next leader serves, with what was stored", async () => {
+  const origin = new Origin({ seed: 5 });
+  const a = await openClient(origin.page(), 'trap');
+  const b = await openClient(origin.page(), 'trap');
+  assert.equal(await b.call('append', ['before', [event(1)], 0], 't-before'), 1);
+  const trapped = origin.pages[0].context;
+  assert.ok(a.tabs.isLeader);
+  origin.trapBefore = (method, requestId) => requestId === 't-trap';
+  await assert.rejects(b.call('append', ['trapped', [event(2)], 0], 't-trap'), (error) => {
+    assert.equal(error.code, 'BACKEND');
+    assert.equal(error.requestId, 't-trap');
+    assert.match(error.message, /WebAssembly code trapped \(unreachable.*\); whether that call was applied is unknown; the next leader serves the store/);
+    return true;
+  });
+  origin.trapBefore = null;
+  // The leader's worker ended itself; its page took the store over with a fresh worker.
+  const workers = () => [...trapped.children].filter((context) => context.kind === 'worker');
+  await until(() => workers().some((worker) => !worker.alive), 2_000, 'the trapped worker ended');
+  assert.equal(await b.call('append', ['after', [event(3)], 0], 't-after'), 1);
+  assert.equal(await a.call('head', ['before']), 1);
+  assert.deepEqual(await stored(origin, 'trap', 'before'), [1]);
+  assert.deepEqual(await stored(origin, 'trap', 'trapped'), [], 'the trapped call applied nothing');
+  assert.deepEqual(await stored(origin, 'trap', 'after'), [3]);
+  await Promise.all([a.close(), b.close()]);
+});
+
+test("a private store whose wasm traps answers that call and every later one BACKEND, and closes without running it", async () => {
+  const worker = privateWorker();
+  assert.deepEqual(await worker.call('open', ['private-trap', { persistence: 'memory' }]), { id: 1, ok: true, value: { persistence: 'memory' } });
+  assert.equal((await worker.call('head', ['wf'])).value, 0);
+  worker.trapNext = true;
+  const trapped = await worker.call('head', ['wf']);
+  worker.trapNext = false;
+  assert.equal(trapped.error.code, 'BACKEND');
+  assert.match(trapped.error.message, /WebAssembly code trapped \(unreachable.*\); whether that call was applied is unknown; close the store and open it again/);
+  // The store would answer now; the worker runs none of its wasm again.
+  assert.deepEqual((await worker.call('head', ['wf'])).error, trapped.error);
+  assert.deepEqual(await worker.call('close', []), { id: 5, ok: true, value: undefined });
 });
 
 test('a live tab keeps its link while 300 others open and close, and the leader keeps no link of a closed tab', async () => {
