@@ -48,9 +48,23 @@ export const ErrorCode = Object.freeze({
   UNAUTHORIZED: 'UNAUTHORIZED',
 });
 
+/** Whether `error` is a trap of the store's WebAssembly: as the wasm threw it, or as made a RunStoreError. */
+export function isTrap(error) {
+  return isRuntimeError(error) || (error instanceof RunStoreError && error.trapped === true);
+}
+
+const isRuntimeError = (error) => typeof WebAssembly === 'object' && error instanceof WebAssembly.RuntimeError;
+
+/** A trap of the store's WebAssembly (an out-of-bounds access, a Rust panic) as a RunStoreError. */
+export function trapError(error) {
+  if (!isRuntimeError(error)) return error;
+  return new RunStoreError('BACKEND', `the store's WebAssembly code trapped (${error.message})`, { trapped: true });
+}
+
 /** Turns an error thrown by the wasm store, or one carried over from the worker, into a RunStoreError. */
 export function toRunStoreError(error) {
   if (error instanceof RunStoreError) return error;
+  if (isRuntimeError(error)) return trapError(error);
   if (error && typeof error === 'object' && typeof error.code === 'string') {
     const fields = error.fields && typeof error.fields === 'object' ? error.fields : ownFields(error);
     return new RunStoreError(error.code, String(error.message), fields);

@@ -35,7 +35,15 @@ export function startInProcess() {
   // Locks, channels and OPFS belong to stores shared by tabs, which a page opens in workers.
   serve(
     { postMessage: post(toPage), addEventListener: listen(toHost) },
-    { init: () => init(), RunStoreCore, locks: undefined, BroadcastChannel: undefined, storage: undefined },
+    {
+      init: () => init(),
+      RunStoreCore,
+      locks: undefined,
+      BroadcastChannel: undefined,
+      storage: undefined,
+      // Every store of the process runs on its one wasm instance: a trap leaves it untrustworthy.
+      afterTrap: 'start the process again (its stores share the one wasm instance that trapped)',
+    },
   );
   return {
     postMessage: post(toHost),

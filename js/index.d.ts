@@ -69,6 +69,8 @@ export declare class RunStoreError extends Error {
   readonly serverCode?: string | null;
   /** UNAVAILABLE, or BACKEND from a store whose wasm trapped: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
   readonly requestId?: string | null;
+  /** BACKEND: the store's WebAssembly trapped (an engine fault or a panic); see the README's error table. */
+  readonly trapped?: boolean;
 }
 
 /** Options of `RunStore.open`: the store's own, and how this client shares it with other tabs. */

@@ -92,8 +92,11 @@ export class RunStore {
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
     worker.addEventListener('error', (event) => {
       event.preventDefault?.();
-      // The worker is gone: this call and every later one fail instead of waiting forever.
+      // The worker is gone, or in no state to serve (its store's wasm trapped in an async call):
+      // this call and every later one fail instead of waiting forever, and ending the worker
+      // lets go of the store's files.
       this.#closed = true;
+      worker.terminate();
       this.#failAll(new RunStoreError('BACKEND', `the store's worker failed: ${event.message ?? 'could not start'}`));
     });
     worker.addEventListener('messageerror', () => {

@@ -16,7 +16,7 @@
 // The worker starts loading the wasm as soon as it starts: a tab waiting in the leader lock's
 // queue keeps one ready, so that taking over does not wait for a worker and the wasm, and has
 // it warm up (`warm`) all that does not need the store's files.
-import { RunStoreError, serializeError } from './errors.js';
+import { RunStoreError, isTrap, serializeError, trapError } from './errors.js';
 import { unbatch } from './batch.js';
 import { JsonText, runCall } from './host.js';
 import { PROTOCOL } from './wire.js';
@@ -40,6 +40,8 @@ export function serve(scope, env) {
   let openBegun = false;
   /** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
   let shared = null;
+  /** Whether this worker opens or leads a shared store: its tabs take over when it ends. */
+  let leads = false;
   const started = Date.now();
   const ready = init().then(() => Date.now());
   // An init failure is reported to the open that awaits it.
@@ -149,6 +151,7 @@ export function serve(scope, env) {
   async function open(name, options, lead) {
     openBegun = true;
     if (store) throw new RunStoreError('INVALID_INPUT', 'this worker has a store open already');
+    leads = Boolean(lead);
     if (lead) await holdAliveLock(lead.aliveLock);
     const phases = await openStore(name, options, lead);
     if (lead) startServing(lead);
@@ -250,30 +253,36 @@ export function serve(scope, env) {
     for (const change of changes) shared?.changes.postMessage(change);
   }
 
-  /** Why every call fails once the store's wasm trapped (see `stopOnTrap`), else null. */
+  /** Why every call fails once the store's wasm trapped (see `noteTrap`), else null. */
   let trapped = null;
   /** What `run` throws once the store's wasm trapped. */
   const TRAPPED = new Error('the store trapped');
 
   /**
-   * The error to answer a call with for `error` (`requestId`: the call's, kept on the answer so
-   * that its caller can ask `requestOutcome`). A trap in the store's WebAssembly (an
-   * out-of-bounds access, a Rust panic) leaves its memory in no state to trust, so this worker
-   * runs none of it again: every later call fails the same way. A shared store's leader also
-   * ends its worker once this answer has left, so that the next leader opens the store from
-   * what was stored; a private store's page closes it and opens it again.
+   * Notes a trap in the store's WebAssembly (an out-of-bounds access, a Rust panic): its memory
+   * is in no state to trust, so this worker runs none of it again. A shared store's leader ends
+   * its worker once this task's answers have left: the next leader opens the store from what
+   * was stored, and the calls this worker did not answer go to it again. A private store's page
+   * closes it and opens it again (`env.afterTrap` says what to do where that is not enough).
    */
-  function stopOnTrap(error, requestId = null) {
-    if (error instanceof WebAssembly.RuntimeError && !trapped) {
-      const then = shared ? 'the next leader serves the store' : 'close the store and open it again';
-      trapped = `the store's WebAssembly code trapped (${error.message}); whether that call was applied is unknown; ${then}`;
-      if (shared) setTimeout(() => scope.close?.(), 0);
-    }
-    if (error instanceof WebAssembly.RuntimeError || error === TRAPPED) {
-      return new RunStoreError('BACKEND', trapped, { requestId });
-    }
-    return error;
+  function noteTrap(error) {
+    if (trapped) return;
+    const then = leads ? 'the next leader serves the store' : (env.afterTrap ?? 'close the store and open it again');
+    trapped = `${trapError(error).message}; whether that call was applied is unknown; ${then}`;
+    if (leads) setTimeout(() => scope.close?.(), 0);
   }
+
+  /** The error to answer a call with for `error`; a trap's carries the call's `requestId`. */
+  function answerError(error, requestId = null) {
+    if (error !== TRAPPED && !isTrap(error)) return error;
+    noteTrap(error);
+    return new RunStoreError('BACKEND', trapped, { requestId, trapped: true });
+  }
+
+  // A trap in one of the store's async calls (open, close, an IndexedDB flush) escapes them:
+  // their promises never settle.
+  scope.addEventListener('error', (event) => isTrap(event.error) && noteTrap(event.error));
+  scope.addEventListener('unhandledrejection', (event) => isTrap(event.reason) && noteTrap(event.reason));
 
   /** Runs one call on the open store and notes what it changed. */
   function run(message) {
@@ -316,7 +325,7 @@ export function serve(scope, env) {
       return answerTo(id, value);
     } catch (error) {
       announced = null;
-      return failed(id, stopOnTrap(error, message.requestId));
+      return failed(id, answerError(error, message.requestId));
     }
   }
 
@@ -328,7 +337,7 @@ export function serve(scope, env) {
     try {
       await store.flush();
     } catch (error) {
-      return failed(id, stopOnTrap(error, requestId));
+      return failed(id, answerError(error, requestId));
     }
     announced = change;
     return answerTo(id, value);
@@ -344,11 +353,12 @@ export function serve(scope, env) {
 
   /** Opens, checks or closes: the calls that need to wait for a promise. */
   function answerLater({ id, method, args }) {
+    if (trapped && method !== 'close') return Promise.resolve(failed(id, answerError(TRAPPED)));
     const list = Array.isArray(args) ? args : [];
     const done = method === 'open' ? open(...list) : method === 'check' ? check(...list) : close();
     return done.then(
       (value) => answerTo(id, value),
-      (error) => failed(id, stopOnTrap(error)),
+      (error) => failed(id, answerError(error)),
     );
   }
 
@@ -372,6 +382,8 @@ export function serve(scope, env) {
   const LATER = new Set(['open', 'close', 'check']);
 
   function enqueue(message, answer) {
+    // A leader whose wasm trapped is ending: its tabs send these calls to the next leader.
+    if (trapped && leads) return;
     if (message.method === 'warm') {
       if (!openBegun) warm(...(Array.isArray(message.args) ? message.args : []));
       answer({ id: message.id, ok: true, value: undefined });

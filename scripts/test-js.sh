@@ -24,7 +24,8 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/build-test-app.sh
 
-# The longest one engine's run of one medium may take (a wedged browser or driver).
+# The longest one engine's run of one medium may take (a wedged browser or driver); in WebKit,
+# one file's run.
 LIMIT_S=${JS_ENGINE_LIMIT_S:-1200}
 ALL=(tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs
   tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs)

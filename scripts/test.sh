@@ -12,7 +12,13 @@ source scripts/env.sh
 step() { printf '\n=== %s\n' "$*"; }
 # WebKit's runs that failed once and were run again (scripts/webkit-once-more.sh), for the end.
 FIRST_FAILURES=tests/artifacts/webkit-first-failures.txt
-rm -f "$FIRST_FAILURES"
+rm -rf "$FIRST_FAILURES" tests/artifacts/webkit-first-failures
+listFirstFailures() {
+  [ -s "$FIRST_FAILURES" ] || return 0
+  echo "WebKit runs that failed once and were run again:"
+  cat "$FIRST_FAILURES"
+}
+trap listFirstFailures EXIT
 
 step "format and lint (native and wasm32)"
 bash scripts/lint.sh
@@ -34,8 +40,4 @@ done
 step "scripts/bench-official.sh (smoke)"
 bash scripts/bench-official.sh --runs 1 --scale 0.01
 echo
-if [ -s "$FIRST_FAILURES" ]; then
-  echo "WebKit runs that failed once and passed when run again:"
-  cat "$FIRST_FAILURES"
-fi
 echo "all tests passed in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

@@ -24,7 +24,7 @@ if [ "$status" -eq 0 ]; then
 fi
 {
   echo "$label: failed on the first run (exit $status; output in $log):"
-  grep -E '^not ok|^# fail|Out of bounds|malformed|RuntimeError|panicked|FAILED' "$log" | head -20 | sed 's/^/  /'
+  grep -E '^not ok|^# fail|^✖|Out of bounds|malformed|RuntimeError|panicked|FAILED' "$log" | head -20 | sed 's/^/  /'
 } >> tests/artifacts/webkit-first-failures.txt
 echo "=== $label failed (exit $status); running it once more (scripts/webkit-once-more.sh)" >&2
 "$@"

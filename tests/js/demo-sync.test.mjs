@@ -40,8 +40,8 @@ before(async () => {
     page.on('pageerror', (error) => problems.push(`${name}: page error: ${error.message}`));
     page.on('console', (message) => {
       // Chromium logs each request to the stopped server (the offline test), and the long-poll
-      // the kill cut short; the page itself logs none of them.
-      if (/Failed to load resource: net::ERR_(CONNECTION_REFUSED|CONNECTION_RESET|EMPTY_RESPONSE)/.test(message.text())) return;
+      // the kill cut short (refused, reset, empty, or its socket gone); the page itself logs none of them.
+      if (/Failed to load resource: net::ERR_(CONNECTION_REFUSED|CONNECTION_RESET|EMPTY_RESPONSE|SOCKET_NOT_CONNECTED)/.test(message.text())) return;
       if (message.type() === 'error') problems.push(`${name}: console error: ${message.text()}`);
     });
     await page.goto(site.url);

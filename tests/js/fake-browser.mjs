@@ -229,15 +229,15 @@ class FakeWorker {
 }
 
 /**
- * Traps as the store's wasm would on an out-of-bounds access or a panic: a real WebAssembly
- * module whose one function is `unreachable` throws a real WebAssembly.RuntimeError.
+ * Makes the store's real wasm trap, through runstore/core as a store's call would: a method
+ * called on a store whose pointer lies past the end of wasm memory reads out of bounds (the
+ * read traps before anything is written). Throws what runstore/core throws for a trap.
  */
-export const trap = new WebAssembly.Instance(
-  new WebAssembly.Module(
-    // (module (func (export "trap") unreachable))
-    new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 7, 8, 1, 4, 116, 114, 97, 112, 0, 0, 10, 5, 1, 3, 0, 0, 11]),
-  ),
-).exports.trap;
+export function trap() {
+  const outOfBounds = Object.create(RunStoreCore.prototype);
+  outOfBounds.__wbg_ptr = 0xffff_fff0;
+  outOfBounds.head('trap');
+}
 
 /**
  * A private store's worker (js/serve.js on the real store, as a page's exclusive or memory

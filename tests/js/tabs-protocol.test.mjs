@@ -120,10 +120,14 @@ test("a leader whose wasm traps answers that call BACKEND and ends its worker: t
   const trapped = origin.pages[0].context;
   assert.ok(a.tabs.isLeader);
   origin.trapBefore = (method, requestId) => requestId === 't-trap';
-  await assert.rejects(b.call('append', ['trapped', [event(2)], 0], 't-trap'), (error) => {
+  const trappedCall = b.call('append', ['trapped', [event(2)], 0], 't-trap');
+  // Sent with it, after it: the trapped leader runs none of them; the next leader answers them.
+  const later = [b.call('append', ['later', [event(4)], 0], 't-later'), b.call('head', ['before'])];
+  await assert.rejects(trappedCall, (error) => {
     assert.equal(error.code, 'BACKEND');
     assert.equal(error.requestId, 't-trap');
-    assert.match(error.message, /WebAssembly code trapped \(unreachable.*\); whether that call was applied is unknown; the next leader serves the store/);
+    assert.equal(error.trapped, true);
+    assert.equal(error.message, "the store's WebAssembly code trapped (memory access out of bounds); whether that call was applied is unknown; the next leader serves the store");
     return true;
   });
   origin.trapBefore = null;
@@ -135,6 +139,8 @@ test("a leader whose wasm traps answers that call BACKEND and ends its worker: t
   assert.deepEqual(await stored(origin, 'trap', 'before'), [1]);
   assert.deepEqual(await stored(origin, 'trap', 'trapped'), [], 'the trapped call applied nothing');
   assert.deepEqual(await stored(origin, 'trap', 'after'), [3]);
+  assert.deepEqual(await Promise.all(later), [1, 1]);
+  assert.deepEqual(await stored(origin, 'trap', 'later'), [4]);
   await Promise.all([a.close(), b.close()]);
 });
 
@@ -146,7 +152,8 @@ test("a private store whose wasm traps answers that call and every later one BAC
   const trapped = await worker.call('head', ['wf']);
   worker.trapNext = false;
   assert.equal(trapped.error.code, 'BACKEND');
-  assert.match(trapped.error.message, /WebAssembly code trapped \(unreachable.*\); whether that call was applied is unknown; close the store and open it again/);
+  assert.deepEqual(trapped.error.fields, { requestId: null, trapped: true });
+  assert.equal(trapped.error.message, "the store's WebAssembly code trapped (memory access out of bounds); whether that call was applied is unknown; close the store and open it again");
   // The store would answer now; the worker runs none of its wasm again.
   assert.deepEqual((await worker.call('head', ['wf'])).error, trapped.error);
   assert.deepEqual(await worker.call('close', []), { id: 5, ok: true, value: undefined });
