@@ -157,10 +157,40 @@ pub(super) fn recorded(
     scope: &str,
     request_id: &str,
 ) -> Result<Option<(String, RequestRecord)>> {
-    let Some(number) = scope_number(conn, scope)? else {
-        return Ok(None);
-    };
-    let Some((newest_slot, newest_at)) = newest.of(conn, number)? else {
+    recorded_at(conn, ScopeHead::of(conn, newest, scope)?, request_id)
+}
+
+/// Where a scope stands in the log: its number (`None` before its first request) and its
+/// newest request's slot and commit time. A request under an id reads it once, for
+/// [`recorded_at`] and then [`record_at`]: nothing between them writes the log.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ScopeHead {
+    number: Option<i64>,
+    newest: Option<(i64, i64)>,
+}
+
+impl ScopeHead {
+    pub(super) fn of(conn: &Connection, newest: &Newest, scope: &str) -> Result<Self> {
+        let Some(number) = scope_number(conn, scope)? else {
+            return Ok(ScopeHead {
+                number: None,
+                newest: None,
+            });
+        };
+        Ok(ScopeHead {
+            number: Some(number),
+            newest: newest.of(conn, number)?,
+        })
+    }
+}
+
+/// [`recorded`], for a scope whose head was read already.
+pub(super) fn recorded_at(
+    conn: &Connection,
+    head: ScopeHead,
+    request_id: &str,
+) -> Result<Option<(String, RequestRecord)>> {
+    let (Some(number), Some((newest_slot, newest_at))) = (head.number, head.newest) else {
         return Ok(None);
     };
     let row: Option<(String, i64, String)> = conn
@@ -268,11 +298,25 @@ pub(super) fn record(
     fingerprint: &str,
     outcomes: &mut [OperationOutcome],
 ) -> Result<()> {
-    let number = numbered_scope(conn, scope)?;
-    let slot = newest
-        .of(conn, number)?
-        .map_or(number * SCOPE_SLOTS, |(slot, _)| slot)
-        + 1;
+    let head = ScopeHead::of(conn, newest, scope)?;
+    record_at(conn, newest, scope, head, request_id, fingerprint, outcomes)
+}
+
+/// [`record`], for a scope whose head was read already in this transaction.
+pub(super) fn record_at(
+    conn: &Connection,
+    newest: &Newest,
+    scope: &str,
+    head: ScopeHead,
+    request_id: &str,
+    fingerprint: &str,
+    outcomes: &mut [OperationOutcome],
+) -> Result<()> {
+    let number = match head.number {
+        Some(number) => number,
+        None => numbered_scope(conn, scope)?,
+    };
+    let slot = head.newest.map_or(number * SCOPE_SLOTS, |(slot, _)| slot) + 1;
     let committed_at: i64 = conn
         .prepare_cached(
             "INSERT OR REPLACE INTO requests
@@ -555,14 +599,19 @@ impl SqliteStore {
         check_step(request.map(|key| key.id.as_str()), operations)?;
         let tx = self.write_tx()?;
         self.release_after_step.set(false);
-        if let Some(key) = request {
-            check_scope(&key.scope)?;
-            // Read under the write lock: no other connection can commit this id meanwhile.
-            let recorded = recorded(&tx, &self.newest, &key.scope, &key.id)?;
-            if let Decision::Replay(outcome) = decide(&key.id, &key.fingerprint, recorded)? {
-                return Ok(outcome);
+        let head = match request {
+            Some(key) => {
+                check_scope(&key.scope)?;
+                // Read under the write lock: no other connection can commit this id meanwhile.
+                let head = ScopeHead::of(&tx, &self.newest, &key.scope)?;
+                let recorded = recorded_at(&tx, head, &key.id)?;
+                if let Decision::Replay(outcome) = decide(&key.id, &key.fingerprint, recorded)? {
+                    return Ok(outcome);
+                }
+                Some(head)
             }
-        }
+            None => None,
+        };
         let mut outcomes = {
             let _in_step = InStep::enter(&self.in_step);
             operations
@@ -574,11 +623,12 @@ impl SqliteStore {
                 })
                 .collect::<Result<Vec<_>>>()?
         };
-        let committed = match request {
-            Some(key) => record(
+        let committed = match request.zip(head) {
+            Some((key, head)) => record_at(
                 &tx,
                 &self.newest,
                 &key.scope,
+                head,
                 &key.id,
                 &key.fingerprint,
                 &mut outcomes,
