@@ -343,8 +343,13 @@ export function serve(scope, env) {
     return answerTo(id, value);
   }
 
-  /** Answers `message` now, or once its write is stored: then resolves when it was answered. */
+  /**
+   * Answers `message` now, or once its write is stored: then resolves when it was answered. A
+   * leader whose wasm trapped answers nothing more, whether the call came after the trap or
+   * waited for it: it is ending, and its tabs send the call to the next leader.
+   */
   function respond(message, answer) {
+    if (trapped && leads) return null;
     const result = answerNow(message);
     if (result instanceof Promise) return result.then(answer);
     answer(result);
@@ -382,8 +387,6 @@ export function serve(scope, env) {
   const LATER = new Set(['open', 'close', 'check']);
 
   function enqueue(message, answer) {
-    // A leader whose wasm trapped is ending: its tabs send these calls to the next leader.
-    if (trapped && leads) return;
     if (message.method === 'warm') {
       if (!openBegun) warm(...(Array.isArray(message.args) ? message.args : []));
       answer({ id: message.id, ok: true, value: undefined });

@@ -13,12 +13,12 @@ step() { printf '\n=== %s\n' "$*"; }
 # WebKit's runs that failed once and were run again (scripts/webkit-once-more.sh), for the end.
 FIRST_FAILURES=tests/artifacts/webkit-first-failures.txt
 rm -rf "$FIRST_FAILURES" tests/artifacts/webkit-first-failures
-listFirstFailures() {
+list_first_failures() {
   [ -s "$FIRST_FAILURES" ] || return 0
   echo "WebKit runs that failed once and were run again:"
   cat "$FIRST_FAILURES"
 }
-trap listFirstFailures EXIT
+trap list_first_failures EXIT
 
 step "format and lint (native and wasm32)"
 bash scripts/lint.sh
