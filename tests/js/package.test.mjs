@@ -190,7 +190,7 @@ test('every area works on OPFS and reads back after a reload', inBrowser('OPFS, 
   await page.close();
 });
 
-test('runstore/core works in an app\'s own worker and throws RunStoreError', inBrowser("an app's own worker, OPFS"), async () => {
+test('runstore/core works in an app\'s own worker and throws RunStoreError, for a trap of its wasm too', inBrowser("an app's own worker, OPFS"), async () => {
   const page = await openApp();
   const report = await page.evaluate(() => window.runCoreWorker());
   assert.equal(report.failed, undefined, report.failed);
@@ -200,6 +200,13 @@ test('runstore/core works in an app\'s own worker and throws RunStoreError', inB
   });
   assert.equal(report.busy.code, 'BUSY');
   assert.equal(report.busy.isRunStoreError, true);
+  // Each engine words its trap its own way: "memory access out of bounds" (V8), "index out of
+  // bounds" (SpiderMonkey), "Out of bounds memory access" (JavaScriptCore).
+  const { isError, isRunStoreError, code, trapped, message } = report.trap;
+  console.log(`a trap of the store's wasm: ${message}`);
+  assert.deepEqual({ isError, isRunStoreError, code, trapped }, { isError: true, isRunStoreError: true, code: 'BACKEND', trapped: true });
+  assert.match(message, /^the store's WebAssembly code trapped \(.*out of bounds.*\)$/i);
+  // The trap wrote nothing: the store reads on.
   assert.deepEqual(report.names, ['first']);
   await page.close();
 });

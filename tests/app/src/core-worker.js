@@ -30,9 +30,19 @@ self.onmessage = async ({ data: { medium } }) => {
     } catch (error) {
       busy = describe(error);
     }
+    // A real trap in the store's wasm: a call on a store whose pointer lies past the end of
+    // wasm memory reads out of bounds, before anything is written.
+    let trap = null;
+    try {
+      const outOfBounds = Object.create(RunStoreCore.prototype);
+      outOfBounds.__wbg_ptr = 0xffff_fff0;
+      outOfBounds.head('wf');
+    } catch (error) {
+      trap = { ...describe(error), trapped: error.trapped, message: error.message };
+    }
     const names = store.readHistory('wf').items.map((event) => event.name);
     await store.close();
-    self.postMessage({ head, conflict, busy, names });
+    self.postMessage({ head, conflict, busy, trap, names });
   } catch (error) {
     self.postMessage({ failed: `${error}\n${error?.stack ?? ''}` });
   }

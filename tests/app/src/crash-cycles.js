@@ -9,14 +9,27 @@ import { pageMedium } from './medium.js';
 const MAX_ACKS = 6;
 const MAX_DELAY_MS = 15;
 
+/** How long one crash worker may take: a cycle normally takes well under a second. */
+const WORKER_LIMIT_MS = 60_000;
+
 /**
  * Runs a worker in `mode` ('write' or 'check'). Resolves to { checked, acks } once a writer is
  * terminated (after `wantedAcks` acks and `delay` ms) or the checker has reported, or to
  * { failed }.
  */
 function runWorker(mode, seed, acked, wantedAcks = 0, delay = 0) {
-  return new Promise((resolve) => {
+  return new Promise((settle) => {
     const worker = new Worker(new URL('./crash-worker.js', import.meta.url), { type: 'module' });
+    // A worker that never finishes (its open or a commit hung) fails the run, not the test's
+    // time limit.
+    const limit = setTimeout(() => {
+      worker.terminate();
+      settle({ failed: `the ${mode} worker did not finish within ${WORKER_LIMIT_MS} ms` });
+    }, WORKER_LIMIT_MS);
+    const resolve = (outcome) => {
+      clearTimeout(limit);
+      settle(outcome);
+    };
     const run = { checked: null, acks: [] };
     let stopping = false;
     const stopAfter = (ms) => {
