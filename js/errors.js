@@ -46,6 +46,12 @@ export const ErrorCode = Object.freeze({
   BACKEND: 'BACKEND',
   UNAVAILABLE: 'UNAVAILABLE',
   UNAUTHORIZED: 'UNAUTHORIZED',
+  // runstore/workflow's
+  NON_DETERMINISM: 'NON_DETERMINISM',
+  OUTCOME_UNKNOWN: 'OUTCOME_UNKNOWN',
+  STEP_FAILED: 'STEP_FAILED',
+  WORKFLOW_FAILED: 'WORKFLOW_FAILED',
+  CANCELLED: 'CANCELLED',
 });
 
 /** Whether `error` is a trap of the store's WebAssembly: as the wasm threw it, or as made a RunStoreError. */

@@ -18,7 +18,17 @@ export type ErrorCodeName =
   | 'CORRUPT'
   | 'BACKEND'
   | 'UNAVAILABLE'
-  | 'UNAUTHORIZED';
+  | 'UNAUTHORIZED'
+  /** runstore/workflow: a run whose code no longer replays its history. */
+  | 'NON_DETERMINISM'
+  /** runstore/workflow: a `once` step whose attempt may or may not have run. */
+  | 'OUTCOME_UNKNOWN'
+  /** runstore/workflow: a step that failed its last attempt (the body's error is `cause`). */
+  | 'STEP_FAILED'
+  /** runstore/workflow: a run that failed, as `result()` reports it (its error is `cause`). */
+  | 'WORKFLOW_FAILED'
+  /** runstore/workflow: a run that was cancelled. */
+  | 'CANCELLED';
 
 export declare const ErrorCode: Readonly<{ [K in ErrorCodeName]: K }>;
 

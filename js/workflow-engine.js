@@ -1,0 +1,536 @@
+// The workflow engine: runs the registered workflows of a store, and starts, signals, cancels
+// and awaits runs from anywhere.
+//
+// Only one engine runs a store's workflows at a time: in pages, the engine of the store's
+// leader tab (it starts when its tab becomes the leader and stops when the tab stops leading);
+// on `runstore/core` (an app's own worker, Node), the engine of the process, which holds the
+// store alone. Every other engine only writes requests into the store: a start is the run's
+// first journal event, a signal or a cancellation is a row of the engine's inbox (outbox rows
+// in their own namespace, one per signal id, so a signal sent twice is kept once). The running
+// engine hears of them through the store's change notices, claims the inbox rows and records
+// each one in the run it is for, in the same commit that consumes the row.
+import { RunStoreError } from './errors.js';
+import { checkName, invalid, isDefinition } from './workflow-define.js';
+import { asStored, cancellation, withValue, workflowFailure } from './workflow-events.js';
+import { RunDriver } from './workflow-run.js';
+import { StepBodies, Timers } from './workflow-bodies.js';
+import { noticesOf } from './workflow-notices.js';
+import { WorkflowHandle } from './workflow-handle.js';
+
+/** Where the engine's inbox rows live in the outbox. */
+const INBOX = Object.freeze({ namespace: 'runstore.workflow', taskQueue: 'inbox' });
+/** Inbox rows are retried by the engine, never dead-lettered for their attempts. */
+const INBOX_MAX_ATTEMPTS = 1_000_000;
+/** The checkpoint that names this store's device (the runs it started are the ones it runs). */
+const DEVICE_CHECKPOINT = 'runstore.workflow.device';
+/** How many rows one claim takes, and how often the inbox is read when no notice came. */
+const CLAIM_LIMIT = 100;
+const INBOX_POLL_MS = 2_000;
+/** How many runs load at once when an engine starts. */
+const LOADS_AT_ONCE = 8;
+const PAGE = { limit: 1000 };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The engine started on each store object: one runs a store's workflows in a process. */
+const engines = new WeakMap();
+
+export class WorkflowEngine {
+  #store;
+  #definitions = new Map();
+  #notices;
+  #drivers = new Map();
+  /** Workflows found not to be this engine's to run (another type, another device). */
+  #skipped = new Set();
+  #running = false;
+  #stopped = false;
+  #offLeader = () => {};
+  #offNotices = () => {};
+  #poll = null;
+  #polling = false;
+  #pollAgain = false;
+  #loadQueue = [];
+  #loadsRunning = 0;
+  #onError;
+  device = null;
+  bodies = new StepBodies();
+  timers = new Timers();
+
+  /** Use `WorkflowEngine.start`. */
+  constructor(store, definitions, onError) {
+    this.#store = store;
+    for (const definition of definitions) this.#definitions.set(definition.name, definition);
+    this.#onError = onError;
+  }
+
+  /**
+   * Starts an engine on `store` (a `RunStore` or a `RunStoreCore`) with the workflows it may
+   * run. It runs them where the store is led: at once on runstore/core or a private store; in
+   * pages, while this tab is the leader.
+   */
+  static async start(store, options = {}) {
+    if (store === null || typeof store !== 'object' || typeof store.commit !== 'function') {
+      throw invalid('store must be an open RunStore or RunStoreCore', 'store');
+    }
+    const { workflows = [], onError = defaultOnError } = options ?? {};
+    if (!Array.isArray(workflows) || !workflows.every(isDefinition)) {
+      throw invalid('workflows must be an array of what defineWorkflow returns', 'options.workflows');
+    }
+    const names = new Set();
+    for (const { name } of workflows) {
+      if (names.has(name)) throw invalid(`workflow ${name} is listed twice`, 'options.workflows');
+      names.add(name);
+    }
+    if (typeof onError !== 'function') throw invalid('onError must be a function', 'options.onError');
+    if (engines.has(store)) {
+      throw new RunStoreError('BUSY', 'an engine is started on this store already: use it, or stop it first', { field: 'store' });
+    }
+    const engine = new WorkflowEngine(store, workflows, onError);
+    engines.set(store, engine);
+    try {
+      await engine.#begin();
+    } catch (error) {
+      engines.delete(store);
+      throw error;
+    }
+    return engine;
+  }
+
+  async #begin() {
+    const store = this.#store;
+    this.device = await deviceOf(store);
+    this.#notices = noticesOf(store);
+    this.#offNotices = this.#notices.listen((change) => this.#heard(change));
+    if (typeof store.onLeaderChange === 'function') {
+      this.#offLeader = store.onLeaderChange((isLeader) => (isLeader ? this.#resume() : this.#pause()).catch((error) => this.report(error)));
+    }
+    if (store.isLeader !== false) await this.#resume();
+  }
+
+  /** Whether this engine runs the store's workflows now. */
+  get running() {
+    return this.#running;
+  }
+
+  get store() {
+    return this.#store;
+  }
+
+  /** The registered workflow of type `name`, or undefined. */
+  definition(name) {
+    return this.#definitions.get(name);
+  }
+
+  // ----- runs from anywhere -----
+
+  /**
+   * Starts a run of `workflow` (what defineWorkflow returned, or its name) under `id` (default:
+   * its name and a random suffix) with `input`; resolves to its handle. An id names one
+   * workflow for good: starting it again (a retried call, another tab) gives the handle of the
+   * one that exists, and CONFLICT if that one is of another type.
+   */
+  async start(workflow, options = {}) {
+    const type = this.#typeOf(workflow);
+    const id = options?.id ?? `${type}-${crypto.randomUUID()}`;
+    checkName(id, 'options.id');
+    const input = asStored(options?.input, 'options.input');
+    const runId = crypto.randomUUID();
+    const now = Date.now();
+    const started = { type: 'started', workflowType: type, runId, recordedAt: now, data: { ...withValue('input', input), origin: this.device, parent: null } };
+    try {
+      await this.write({
+        requestId: `wf-start:${runId}`,
+        operations: [
+          { op: 'append', workflowId: id, events: [started], expectedSeq: 0 },
+          { op: 'upsertVisibility', record: this.startRecord(id, runId, type, now) },
+        ],
+      });
+    } catch (error) {
+      if (error?.code !== 'SEQUENCE_CONFLICT' || error.operation !== 0) throw error;
+      const summary = await this.#store.workflowSummary(id);
+      if (summary.workflowType !== type) {
+        throw new RunStoreError('CONFLICT', `workflow id ${id} is taken by a workflow of type ${summary.workflowType}`, { entity: 'workflow', id });
+      }
+      return new WorkflowHandle(this, id);
+    }
+    this.adopt(id);
+    return new WorkflowHandle(this, id);
+  }
+
+  /** The handle of workflow `workflowId`, to await, signal, cancel or describe it. */
+  handle(workflowId) {
+    checkName(workflowId, 'workflowId');
+    return new WorkflowHandle(this, workflowId);
+  }
+
+  /**
+   * Sends signal `name` with `payload` to the workflow; resolves to `{ signalId, duplicate }`.
+   * Kept once per `signalId` (default: a new one): sending it again is `duplicate: true`.
+   * NOT_FOUND for a workflow that does not exist.
+   */
+  async signal(workflowId, name, payload, options = {}) {
+    checkName(workflowId, 'workflowId');
+    checkName(name, 'name');
+    const signalId = options?.signalId ?? crypto.randomUUID();
+    checkName(signalId, 'options.signalId');
+    const stored = asStored(payload, 'payload');
+    await this.#store.workflowSummary(workflowId);
+    const message = { kind: 'signal', signal: name, signalId, ...withValue('payload', stored) };
+    const { outcomes } = await this.write({ operations: [this.inboxInsert(workflowId, `signal/${workflowId}/${signalId}`, message)] });
+    return { signalId, duplicate: outcomes[0].inserted === 0 };
+  }
+
+  /**
+   * Asks the workflow's current run to cancel: CANCELLED is raised at its next await, and the
+   * run may clean up. Asking twice asks once. NOT_FOUND for a workflow that does not exist.
+   */
+  async cancel(workflowId, options = {}) {
+    checkName(workflowId, 'workflowId');
+    const reason = options?.reason ?? null;
+    if (reason !== null && typeof reason !== 'string') throw invalid('reason must be a string', 'options.reason');
+    const summary = await this.#store.workflowSummary(workflowId);
+    if (isClosed(summary.status)) return;
+    await this.write({ operations: [this.cancelRow(workflowId, reason, summary.runId)] });
+  }
+
+  /**
+   * Resolves to the workflow's result once its last run completed; rejects with
+   * WORKFLOW_FAILED (the error as `cause`), CANCELLED, NON_DETERMINISM (a run that no longer
+   * replays), NOT_FOUND, or the `signal`'s reason when it aborts.
+   */
+  async result(workflowId, { signal } = {}) {
+    checkName(workflowId, 'workflowId');
+    for (;;) {
+      signal?.throwIfAborted();
+      const changed = this.#nextChange(workflowId, signal);
+      try {
+        const outcome = await this.#outcome(workflowId);
+        if (outcome) return outcome.value;
+      } catch (error) {
+        changed.cancel();
+        throw error;
+      }
+      await changed.promise;
+    }
+  }
+
+  /** Where the workflow stands, from its visibility record: status, step, what it waits on, error. */
+  async describe(workflowId) {
+    checkName(workflowId, 'workflowId');
+    const summary = await this.#store.workflowSummary(workflowId);
+    const record = await this.#store.getVisibility(workflowId);
+    const attributes = record?.runId === summary.runId ? (record.searchAttributes ?? {}) : {};
+    const blocked = record?.runId === summary.runId && record.status === 'blocked';
+    return {
+      workflowId,
+      runId: summary.runId,
+      workflowType: summary.workflowType,
+      status: blocked ? 'blocked' : summary.status,
+      startedAt: summary.startedAt,
+      closedAt: summary.closedAt,
+      head: summary.head,
+      steps: attributes.steps ?? 0,
+      step: attributes.step ?? null,
+      waiting: attributes.waiting ?? null,
+      failureReason: record?.runId === summary.runId ? (record.failureReason ?? null) : null,
+    };
+  }
+
+  /** Stops this engine for good: its runs stop where they are (their state is in the store). */
+  async stop() {
+    if (engines.get(this.#store) === this) engines.delete(this.#store);
+    this.#stopped = true;
+    this.#offLeader();
+    this.#offNotices();
+    await this.#pause();
+  }
+
+  // ----- running -----
+
+  async #resume() {
+    if (this.#running || this.#stopped) return;
+    this.#running = true;
+    // Claims of a former leader's engine were never recorded: this engine takes them over.
+    const now = Date.now();
+    for await (const row of pages((page) => this.#store.listStaleClaims(now + 1, page))) {
+      if (!this.#running) return;
+      if (row.namespace === INBOX.namespace && row.taskQueue === INBOX.taskQueue) this.#route(row);
+    }
+    for await (const workflowId of pages((page) => this.#store.listActive(page))) {
+      if (!this.#running) return;
+      this.adopt(workflowId);
+    }
+    this.#readInbox();
+    this.#poll = setInterval(() => this.#readInbox(), INBOX_POLL_MS);
+  }
+
+  async #pause() {
+    this.#running = false;
+    clearInterval(this.#poll);
+    this.#poll = null;
+    for (const driver of this.#drivers.values()) driver.stop();
+    this.#drivers.clear();
+    this.#skipped.clear();
+    this.#loadQueue = [];
+    this.bodies.abortAll();
+    this.timers.cancelAll();
+  }
+
+  /** Runs workflow `workflowId` here, unless it runs already or is not this engine's. */
+  adopt(workflowId) {
+    if (!this.#running || this.#drivers.has(workflowId) || this.#skipped.has(workflowId)) return;
+    this.#driver(workflowId);
+  }
+
+  #driver(workflowId) {
+    let driver = this.#drivers.get(workflowId);
+    if (driver) return driver;
+    driver = new RunDriver(this, workflowId);
+    this.#drivers.set(workflowId, driver);
+    this.#loadQueue.push(driver);
+    this.#nextLoads();
+    return driver;
+  }
+
+  #nextLoads() {
+    while (this.#loadsRunning < LOADS_AT_ONCE && this.#loadQueue.length > 0) {
+      const driver = this.#loadQueue.shift();
+      this.#loadsRunning++;
+      driver
+        .load()
+        .catch((error) => this.report(error, driver.workflowId))
+        .finally(() => {
+          this.#loadsRunning--;
+          this.#nextLoads();
+        });
+    }
+  }
+
+  /** A driver whose run ended: forgotten, and whoever awaits it is told. */
+  forget(driver) {
+    if (this.#drivers.get(driver.workflowId) === driver) this.#drivers.delete(driver.workflowId);
+  }
+
+  /** A driver whose run is not this engine's to run. */
+  skipped(driver, reason) {
+    this.forget(driver);
+    this.#skipped.add(driver.workflowId);
+    this.report(new RunStoreError('NOT_FOUND', `workflow ${driver.workflowId} is not run here: ${reason}`, { workflowId: driver.workflowId }), driver.workflowId);
+  }
+
+  /** Reads the workflow's current run: `{ started, history, head, firstSeq }`, `{ closed }`, or null. */
+  async readRun(workflowId) {
+    const store = this.#store;
+    let summary;
+    try {
+      summary = await store.workflowSummary(workflowId);
+    } catch (error) {
+      if (error?.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+    if (summary.status !== 'running') return { closed: true, summary };
+    const firstSeq = await this.#firstSeq(workflowId, summary);
+    const events = [];
+    for await (const event of pages((page) => store.readHistoryFrom(workflowId, firstSeq, page), 10_000)) events.push(event);
+    const [started, ...history] = events;
+    if (started?.type !== 'started' || started.runId !== summary.runId) {
+      throw new RunStoreError('CORRUPT', `workflow ${workflowId}: the run ${summary.runId} does not start at seq ${firstSeq}`, { workflowId });
+    }
+    return { started, history, head: summary.head, firstSeq };
+  }
+
+  /** Where the current run starts: kept in its visibility record, else found in the run chain. */
+  async #firstSeq(workflowId, summary) {
+    const record = await this.#store.getVisibility(workflowId);
+    const kept = record?.runId === summary.runId ? record.searchAttributes?.firstSeq : undefined;
+    if (Number.isSafeInteger(kept) && kept > 0) return kept;
+    const chain = await this.#store.readRunChain(workflowId);
+    return chain.at(-1)?.firstSeq ?? 1;
+  }
+
+  // ----- the inbox -----
+
+  /** Claims the inbox's due rows and hands each to its workflow's run. */
+  async #readInbox() {
+    if (!this.#running) return;
+    if (this.#polling) {
+      this.#pollAgain = true;
+      return;
+    }
+    this.#polling = true;
+    try {
+      do {
+        this.#pollAgain = false;
+        const rows = await this.#store.claimOutbox(Date.now(), CLAIM_LIMIT, { scope: INBOX });
+        if (!this.#running) return;
+        for (const row of rows) this.#route(row);
+        if (rows.length === CLAIM_LIMIT) this.#pollAgain = true;
+      } while (this.#pollAgain && this.#running);
+    } catch (error) {
+      this.report(error);
+    } finally {
+      this.#polling = false;
+    }
+  }
+
+  #route(row) {
+    let message;
+    try {
+      message = JSON.parse(decoder.decode(row.input));
+    } catch {
+      return this.settleRow(row, 'the inbox row is not a message of the workflow engine');
+    }
+    if (this.#skipped.has(row.workflowId)) return this.settleRow(row, `workflow ${row.workflowId} is not run by this engine`);
+    this.#driver(row.workflowId).receive({ ...row, message });
+  }
+
+  /** Settles an inbox row that no run records: done (reason null), or a dead letter with the reason. */
+  settleRow(row, reason) {
+    const { dispatchKey, claimToken } = row;
+    const operation = reason === null ? { op: 'completeOutbox', dispatchKey, claimToken } : { op: 'failOutbox', dispatchKey, claimToken, reason };
+    this.write({ operations: [operation] }).catch((error) => {
+      if (error?.code !== 'CONFLICT') this.report(error, row.workflowId);
+    });
+  }
+
+  /** The operation that puts a message in the inbox of `workflowId` under `key` (kept once per key). */
+  inboxInsert(workflowId, key, message) {
+    const row = {
+      dispatchKey: `runstore.workflow/${key}`,
+      workflowId,
+      ordinal: 0,
+      activityType: `runstore.workflow.${message.kind}`,
+      input: encoder.encode(JSON.stringify(message)),
+      visibleAfter: Date.now(),
+      ...INBOX,
+      maxAttempts: INBOX_MAX_ATTEMPTS,
+    };
+    return { op: 'insertOutbox', rows: [row] };
+  }
+
+  /** The operation that asks `workflowId` to cancel, kept once per `asker` (a run id). */
+  cancelRow(workflowId, reason, asker) {
+    return this.inboxInsert(workflowId, `cancel/${workflowId}/${asker}`, { kind: 'cancel', reason });
+  }
+
+  // ----- the store -----
+
+  /** Commits `step`; on a store without change notices (runstore/core) tells this process's engines what changed. */
+  async write(step) {
+    const outcome = await this.#store.commit(step);
+    this.#notices.committed(step);
+    // A message for a run (a child's end, a cancellation) goes to the run at once if it runs here.
+    if (step.operations.some((op) => op.op === 'insertOutbox')) this.#readInbox();
+    return outcome;
+  }
+
+  /** The visibility record of a run that just started. */
+  startRecord(workflowId, runId, workflowType, now) {
+    return {
+      workflowId,
+      runId,
+      workflowType,
+      status: 'running',
+      startTime: now,
+      head: 1,
+      searchAttributes: { engine: 'runstore/workflow', firstSeq: 1, steps: 0, step: null, waiting: null },
+    };
+  }
+
+  #heard(change) {
+    if (!this.#running) return;
+    if (change.areas.includes('journal')) for (const workflowId of change.workflowIds) this.adopt(workflowId);
+    // The engine's own commits consume inbox rows; any other outbox write may have added one.
+    const own = typeof change.requestId === 'string' && change.requestId.startsWith('wf:');
+    if (change.areas.includes('outbox') && !own) this.#readInbox();
+  }
+
+  /**
+   * A promise that resolves at the next change notice naming `workflowId`, heard on the store
+   * itself (a stopped engine's handles still hear it); `cancel` drops it.
+   */
+  #nextChange(workflowId, signal) {
+    let stop = () => {};
+    const promise = new Promise((resolve, reject) => {
+      stop = this.#notices.listen((change) => {
+        if (change.workflowIds.includes(workflowId)) resolve();
+      });
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    promise.then(stop, stop);
+    return { promise, cancel: stop };
+  }
+
+  /** The workflow's outcome (`{ value }`) once its last run ended; throws how it ended otherwise; null while it runs. */
+  async #outcome(workflowId) {
+    const store = this.#store;
+    const summary = await store.workflowSummary(workflowId);
+    if (!isClosed(summary.status)) {
+      const record = await store.getVisibility(workflowId);
+      if (record?.status === 'blocked' && record.runId === summary.runId) {
+        throw new RunStoreError('NON_DETERMINISM', record.failureReason ?? `workflow ${workflowId} no longer replays`, { workflowId, runId: summary.runId });
+      }
+      return null;
+    }
+    const { items } = await store.readHistoryFrom(workflowId, Math.max(1, summary.head - 9), { limit: 10 });
+    const last = items.findLast((event) => event.type === summary.status);
+    if (summary.status === 'completed') return { value: last?.data?.result };
+    if (summary.status === 'cancelled') throw cancellation(workflowId, last?.data?.reason ?? null);
+    throw workflowFailure(workflowId, last?.data?.error ?? { message: last?.reason });
+  }
+
+  #typeOf(workflow) {
+    const name = isDefinition(workflow) ? workflow.name : workflow;
+    if (typeof name !== 'string' || !this.#definitions.has(name)) {
+      throw invalid(`workflow ${String(name)} is not registered with this engine (WorkflowEngine.start's workflows)`, 'workflow');
+    }
+    return name;
+  }
+
+  /** A failure nobody awaits (a run's commit, a load): given to `onError`. */
+  report(error, workflowId = null) {
+    try {
+      this.#onError(error, { workflowId });
+    } catch {
+      // onError's own failure must not stop the engine.
+    }
+  }
+}
+
+const isClosed = (status) => status === 'completed' || status === 'failed' || status === 'cancelled';
+
+function defaultOnError(error, { workflowId }) {
+  if (error?.code === 'NOT_FOUND') return; // a run of another type or device: not this engine's
+  console.error(`runstore/workflow${workflowId ? ` (${workflowId})` : ''}:`, error);
+}
+
+/** This store's device id, made on first use. */
+async function deviceOf(store) {
+  for (;;) {
+    try {
+      return (await store.loadCheckpoint(DEVICE_CHECKPOINT)).state.device;
+    } catch (error) {
+      if (error?.code !== 'NOT_FOUND') throw error;
+    }
+    const device = crypto.randomUUID();
+    try {
+      await store.compareAndSwapCheckpoint({ checkpointId: DEVICE_CHECKPOINT, revision: 0, state: { device }, updatedAt: Date.now() }, null);
+      return device;
+    } catch (error) {
+      if (error?.code !== 'CONFLICT') throw error; // another tab made it first: read it
+    }
+  }
+}
+
+/** Every item of a paged listing, page by page. */
+async function* pages(read, limit = PAGE.limit) {
+  let cursor = null;
+  do {
+    const page = await read({ limit, cursor });
+    yield* page.items;
+    cursor = page.nextCursor;
+  } while (cursor);
+}
+
+export { cancellation };
