@@ -262,7 +262,12 @@ export class WorkflowEngine {
       this.adopt(workflowId);
     }
     this.#readInbox();
-    this.#poll = setInterval(() => this.#readInbox(), INBOX_POLL_MS);
+    // Notices from other tabs may be lost with a leader: the inbox is read now and then too.
+    // (On runstore/core every write comes through this process's engine, which reads it at once.)
+    if (typeof this.#store.subscribe === 'function') {
+      this.#poll = setInterval(() => this.#readInbox(), INBOX_POLL_MS);
+      this.#poll.unref?.(); // in Node, the poll alone keeps no process running
+    }
   }
 
   async #pause() {

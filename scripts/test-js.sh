@@ -28,7 +28,7 @@ bash scripts/build-test-app.sh
 # one file's run.
 LIMIT_S=${JS_ENGINE_LIMIT_S:-1200}
 ALL=(tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs
-  tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs)
+  tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs)
 
 # run ENGINE MEDIUM FILE...: the files in one engine on one medium, named in the log.
 run() {
@@ -67,12 +67,12 @@ for engine in "${engines[@]}"; do
       run firefox indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
     webkit)
       run webkit indexeddb tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/crash.test.mjs \
-        tests/js/tabs.test.mjs tests/js/export-import.test.mjs ;;
+        tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs ;;
     *) echo "unknown engine $engine (chromium, firefox or webkit)" >&2; exit 2 ;;
   esac
 done
 
 echo "=== the package's cases in Node $(node --version) (tests/app's installed package, the store in the process)"
-RUNSTORE_HOST=node node --test tests/js/package.test.mjs
+RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
 echo "=== the client's modules and the tab protocol, in Node"
 node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs

@@ -7,6 +7,7 @@ import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, sna
 import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 import { onMedium, pageMedium } from './medium.js';
+import { openClient, openTabEngine, runWorkflowCase } from './workflow-cases.js';
 
 const medium = pageMedium();
 
@@ -107,6 +108,30 @@ window.runHostileClient = async (options) => {
   report.reopened = (await snapshot((method, args) => reopened[method](...args))) === before;
   await reopened.close();
   return report;
+};
+
+/**
+ * A case of the workflow engine (src/workflow-cases.js) on the page's client, its stores on
+ * OPFS (or the page's medium); `onCore` runs in an app's own worker on runstore/core.
+ */
+window.runWorkflowCase = (name, options) => {
+  if (name !== 'onCore') return runWorkflowCase(name, (store) => openClient(store, 'opfs'), options);
+  return new Promise((resolve) => {
+    const worker = new Worker(new URL('./workflow-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage({ medium });
+  });
+};
+
+/** This tab's engine on the shared store `name` (the many-tabs test); resolves to whether the tab leads. */
+window.openTabEngine = async (name, tabName) => {
+  globalThis.tabName = tabName;
+  window.tab = await openTabEngine(name);
+  return window.tab.store.isLeader;
 };
 
 document.getElementById('status').textContent = 'ready';

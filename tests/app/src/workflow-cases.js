@@ -4,7 +4,8 @@
 // (tests/js/workflow.test.mjs) asserts on it. "The engine stopped" is an engine stopped in the
 // middle of a run and another started on the same store, as when a leader tab goes and the
 // next takes over (the real thing, tabs closed and crashed, is in the chaos run).
-import { RunStoreCore } from 'runstore/core';
+import { RunStore } from 'runstore';
+import { init, RunStoreCore } from 'runstore/core';
 import { defineWorkflow, FatalError, WorkflowEngine } from 'runstore/workflow';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -492,9 +493,11 @@ export const CASES = {
   },
 };
 
+/** Opens the page's client's store `name` on `persistence` (in Node, in the process). */
+export const openClient = (name, persistence) => RunStore.open(name, { persistence });
+
 /** Opens runstore/core's store `name` on `persistence` (an app's worker, or Node). */
 export async function openCore(name, persistence) {
-  const { init } = await import('runstore/core');
   await init();
   return RunStoreCore.open(name, { persistence });
 }
@@ -506,4 +509,20 @@ export async function runWorkflowCase(name, open, options) {
   } catch (error) {
     return { failed: String(error?.stack ?? error) };
   }
+}
+
+/** The workflow of the many-tabs test: its steps say which tab ran them (`globalThis.tabName`). */
+const tabFlow = defineWorkflow('tab-flow', async (ctx, { pauseMs }) => {
+  const where = await ctx.step('where', () => globalThis.tabName ?? null);
+  await ctx.sleep('pause', pauseMs);
+  const approval = await ctx.waitForSignal('approve');
+  const after = await ctx.step('after', () => globalThis.tabName ?? null);
+  return { where, approval, after };
+});
+
+/** Opens the shared store `name` and starts this tab's engine on it; resolves to `{ store, engine }`. */
+export async function openTabEngine(name) {
+  const store = await RunStore.open(name, { persistence: 'opfs' });
+  const engine = await WorkflowEngine.start(store, { workflows: [tabFlow] });
+  return { store, engine };
 }
