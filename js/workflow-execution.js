@@ -100,6 +100,7 @@ export class Execution {
         continue;
       }
       // Every command recorded before this input was issued before it was handed over.
+      this.#skipPatches(commands);
       if (this.#matched < commands) {
         return this.#diverged(`the history has ${describe(this.#recorded[this.#matched])} where the code is waiting`);
       }
@@ -109,6 +110,7 @@ export class Execution {
       await nextTask();
     }
     if (this.dead) return;
+    this.#skipPatches(this.#recorded.length);
     if (this.#matched < this.#recorded.length) {
       return this.#diverged(`the history has ${describe(this.#recorded[this.#matched])} that the code did not ask for`);
     }
@@ -116,6 +118,11 @@ export class Execution {
     // Commands the history left open carry on; new ones start once their events land.
     for (const command of [...this.#open].sort((a, b) => a.n - b.n)) if (command.recorded) this.#host.resume(this, command);
     this.#pump();
+  }
+
+  /** Passes the patch markers up to command `end` that the code no longer checks for. */
+  #skipPatches(end) {
+    while (this.#matched < end && this.#recorded[this.#matched].name === 'patch') this.#matched++;
   }
 
   /**

@@ -23,6 +23,8 @@ export class RunDriver {
   #timers = new Set();
   #loading = null;
   #reloadDelay = 0;
+  /** Whether rows go to the execution as they come (its replay and the held rows are done). */
+  #feeding = false;
 
   constructor(engine, workflowId) {
     this.#engine = engine;
@@ -68,9 +70,14 @@ export class RunDriver {
   async #run(exec, history) {
     this.exec = exec;
     this.state = 'running';
+    this.#feeding = false;
     await exec.replay(history);
     if (exec.dead || this.exec !== exec) return;
+    // Held rows go first, in the order they came; rows that come meanwhile wait behind them.
     for (const row of await this.#unrecordedRows()) this.#feed(exec, row);
+    if (exec.dead || this.exec !== exec) return;
+    this.#feeding = true;
+    for (const row of this.#rows.values()) this.#feed(exec, row);
   }
 
   /** The held rows still claimed by their claims: a row whose recording landed unseen is dropped. */
@@ -89,7 +96,7 @@ export class RunDriver {
     if (this.#rows.has(row.dispatchKey)) return;
     this.#rows.set(row.dispatchKey, row);
     if (this.state === 'ended' || this.state === 'skipped') return this.#settleRows(this.reason);
-    if (this.exec && !this.exec.replaying && !this.exec.dead) this.#feed(this.exec, row);
+    if (this.#feeding && this.exec && !this.exec.dead) this.#feed(this.exec, row);
   }
 
   #feed(exec, row) {
@@ -139,6 +146,7 @@ export class RunDriver {
   /** Stops for good (the engine stopped or lost its lead): nothing more is written. */
   stop() {
     this.state = 'stopped';
+    this.#feeding = false;
     if (this.exec) this.exec.dead = true;
     this.#stopBodies();
     for (const cancel of this.#timers) cancel();
@@ -466,6 +474,7 @@ export class RunDriver {
     exec.dead = true;
     if (this.exec !== exec || this.state === 'stopped') return;
     this.exec = null;
+    this.#feeding = false;
     // Bodies still running are joined by the next execution (StepBodies), not stopped.
     this.#bodies.clear();
     this.#retryLoad(error);

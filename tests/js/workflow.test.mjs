@@ -110,6 +110,7 @@ test(title('now(), random() and uuid() replay as recorded; patched() tells old r
   assert.equal(report.oldRun, 'old');
   assert.equal(report.newRun, 'new');
   assert.deepEqual(report.kinds.slice(0, 3), ['started', 'patch', 'step']);
+  assert.equal(report.unpatched, 'stepped', 'a patch no longer checked for is passed over');
 });
 
 test(title('parallel steps replay to the same values, each body run once'), async () => {

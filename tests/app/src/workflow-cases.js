@@ -230,19 +230,33 @@ export const CASES = {
       await ctx.sleep('pause', 100);
       return path;
     });
-    let engine = await WorkflowEngine.start(store, { workflows: [values, v1] });
+    // A patch checked while a step runs, and later taken out of the code again.
+    const checked = defineWorkflow('unpatching', async (ctx) => {
+      const step = ctx.step('step', () => 'stepped');
+      if (ctx.patched('checked')) await ctx.sleep('pause', 100);
+      return step;
+    });
+    const unchecked = defineWorkflow('unpatching', async (ctx) => {
+      const step = ctx.step('step', () => 'stepped');
+      await ctx.sleep('pause', 100);
+      return step;
+    });
+    let engine = await WorkflowEngine.start(store, { workflows: [values, v1, checked] });
     await engine.start(values, { id: 'v1' });
     await engine.start(v1, { id: 'old-run' });
+    await engine.start(checked, { id: 'unpatched-run' });
     await waitingOn(engine, 'v1', 'sleep');
     await waitingOn(engine, 'old-run', 'sleep');
+    await waitingOn(engine, 'unpatched-run', 'sleep');
     await engine.stop();
-    engine = await WorkflowEngine.start(store, { workflows: [values, v2] });
+    engine = await WorkflowEngine.start(store, { workflows: [values, v2, unchecked] });
     const result = await engine.result('v1');
     const oldRun = await engine.result('old-run');
+    const unpatched = await engine.result('unpatched-run');
     const newRun = await (await engine.start(v2, { id: 'new-run' })).result();
     const kinds = (await history(store, 'new-run')).map((e) => e.kind);
     await engine.stop();
-    return { seen, result, oldRun, newRun, kinds };
+    return { seen, result, oldRun, newRun, kinds, unpatched };
   },
 
   /** Parallel steps finish in any order and replay to the same values, each body run once. */
