@@ -244,6 +244,7 @@ export class WorkflowEngine {
     this.#offLeader();
     this.#offNotices();
     await this.#pause();
+    this.timers.close();
   }
 
   // ----- running -----

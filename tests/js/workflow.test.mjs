@@ -236,3 +236,28 @@ test(title("many tabs: the leader's engine runs, any tab starts, signals and awa
     if (!a.isClosed?.()) await a.close().catch(() => {});
   }
 });
+
+test(title("a hidden leader's durable timers never fire early; how late they fire is printed"), inBrowser('tabs'), async () => {
+  const leader = await openApp();
+  const follower = await openApp();
+  try {
+    assert.equal(await leader.evaluate(() => window.openTabEngine('wf-hidden', 'leader')), true);
+    await follower.evaluate(() => window.openTabEngine('wf-hidden', 'follower'));
+    const durations = [20, 200, 1000, 2500];
+    const state = () => leader.evaluate(() => document.visibilityState);
+    await leader.bringToFront();
+    const before = await state();
+    const front = await leader.evaluate((durations) => window.napLateness(durations, 'front'), durations);
+    await follower.bringToFront();
+    // Browsers slow a tab's timers once it has been hidden a while, not at once.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const after = await state();
+    const behind = await follower.evaluate((durations) => window.napLateness(durations, 'behind'), durations);
+    for (const [ms, late] of [...front, ...behind]) assert.ok(late >= 0, `a ${ms} ms timer fired ${-late} ms early`);
+    const show = (list) => list.map(([ms, late]) => `${ms} ms +${late}`).join(', ');
+    console.log(`${ENGINE}: leader in front (${before}): ${show(front)}; follower in front, leader ${after}: ${show(behind)}`);
+  } finally {
+    await follower.close();
+    await leader.close();
+  }
+});

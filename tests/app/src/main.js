@@ -7,7 +7,7 @@ import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, sna
 import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
 import { onMedium, pageMedium } from './medium.js';
-import { openClient, openTabEngine, runWorkflowCase } from './workflow-cases.js';
+import { napLateness, openClient, openTabEngine, runWorkflowCase } from './workflow-cases.js';
 
 const medium = pageMedium();
 
@@ -133,5 +133,7 @@ window.openTabEngine = async (name, tabName) => {
   window.tab = await openTabEngine(name);
   return window.tab.store.isLeader;
 };
+/** How late the leader's durable timers fire for naps started in this tab (`[ms, lateMs]`). */
+window.napLateness = (durations, label) => napLateness(window.tab.engine, window.tab.store, durations, label);
 
 document.getElementById('status').textContent = 'ready';

@@ -534,9 +534,32 @@ const tabFlow = defineWorkflow('tab-flow', async (ctx, { pauseMs }) => {
   return { where, approval, after };
 });
 
+/** A workflow that sleeps: how late its durable timer fires, in whichever tab runs it. */
+const napFlow = defineWorkflow('nap', async (ctx, ms) => {
+  await ctx.sleep('nap', ms);
+  return ms;
+});
+
 /** Opens the shared store `name` and starts this tab's engine on it; resolves to `{ store, engine }`. */
 export async function openTabEngine(name) {
   const store = await RunStore.open(name, { persistence: 'opfs' });
-  const engine = await WorkflowEngine.start(store, { workflows: [tabFlow] });
+  const engine = await WorkflowEngine.start(store, { workflows: [tabFlow, napFlow] });
   return { store, engine };
+}
+
+/**
+ * Runs a nap of each of `durations` (ms) through `engine` (started in this tab, run by the
+ * leader's), its ids starting with `label`, and resolves to how late each timer fired, from
+ * the journal: `[ms, lateMs]`.
+ */
+export async function napLateness(engine, store, durations, label) {
+  const handles = await Promise.all(durations.map((ms, i) => engine.start('nap', { id: `${label}-${i}-${ms}`, input: ms })));
+  await Promise.all(handles.map((handle) => handle.result()));
+  const late = [];
+  for (const [i, ms] of durations.entries()) {
+    const events = await history(store, handles[i].workflowId);
+    const { fireAt } = events.find((e) => e.kind === 'sleep').data;
+    late.push([ms, events.find((e) => e.kind === 'timerFired').at - fireAt]);
+  }
+  return late;
 }
