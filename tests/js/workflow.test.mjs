@@ -5,6 +5,10 @@
 // real store where the package runs and reports what it saw; the assertions are here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { ENGINE, useTestApp } from './browser.mjs';
 
 const IN_NODE = process.env.RUNSTORE_HOST === 'node';
@@ -259,5 +263,28 @@ test(title("a hidden leader's durable timers never fire early; how late they fir
   } finally {
     await follower.close();
     await leader.close();
+  }
+});
+
+/** The README's Workflows files, as scripts/build-test-app.sh extracted them into the test app. */
+const README_FILES = new URL('../app/src/readme-workflows/', import.meta.url);
+
+/** What a README file says it prints: its `console.log(...); // → text` lines. */
+const promised = (file) => [...readFileSync(new URL(file, README_FILES), 'utf8').matchAll(/console\.log\(.*\); \/\/ → (.*)$/gm)].map((m) => m[1].trim());
+
+test(title("the README's Workflows example runs as written"), async () => {
+  if (IN_NODE) {
+    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL('node.js', README_FILES))], { timeout: 30_000 });
+    assert.deepEqual(stdout.trim().split('\n'), promised('node.js'));
+    return;
+  }
+  const page = await openApp();
+  const printed = [];
+  page.on('console', (message) => printed.push(message.text()));
+  try {
+    await page.evaluate(() => window.runReadmeWorkflows());
+    assert.deepEqual(printed.filter((line) => promised('page.js').includes(line)), promised('page.js'), printed.join('\n'));
+  } finally {
+    await page.close();
   }
 });

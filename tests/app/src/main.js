@@ -127,6 +127,9 @@ window.runWorkflowCase = (name, options) => {
   });
 };
 
+/** Runs the README's Workflows example for a page (src/readme-workflows/page.js, extracted by scripts/build-test-app.sh). */
+window.runReadmeWorkflows = () => import('./readme-workflows/page.js');
+
 /** This tab's engine on the shared store `name` (the many-tabs test); resolves to whether the tab leads. */
 window.openTabEngine = async (name, tabName) => {
   globalThis.tabName = tabName;
