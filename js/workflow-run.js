@@ -201,6 +201,9 @@ export class RunDriver {
 
   /** Runs the body of `command`'s current attempt (or joins the run of it already going) and queues its outcome. */
   async runBody(exec, command) {
+    // A commit that landed after this engine stopped (its tab no longer leads) starts nothing:
+    // the next leader's engine runs the step.
+    if (exec.dead) return;
     this.#bodies.add(command);
     const outcome = await this.#engine.bodies.run(command.key, command.attempt, command.body);
     if (exec.dead) return;
@@ -295,11 +298,13 @@ export class RunDriver {
   }
 
   #armRetry(exec, command, retryAt) {
+    if (exec.dead) return;
     command.cancelTimer = this.#at(retryAt, () => exec.enqueue(this.#nextAttempt(exec, command)));
   }
 
   /** Arms the timer of a sleep or a wait's timeout: when due, its input goes to the run. */
   armTimer(exec, command) {
+    if (exec.dead) return;
     const name = command.kind === 'sleep' ? 'timerFired' : 'waitTimedOut';
     const cancel = { op: 'cancelTimer', workflowId: exec.workflowId, timerId: command.timerId };
     command.cancelTimer = this.#at(command.fireAt, () => exec.enqueue({ name, data: { n: command.n }, ops: [cancel] }));

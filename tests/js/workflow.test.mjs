@@ -73,6 +73,13 @@ test(title('a once step cut off by its engine is OUTCOME_UNKNOWN and never runs 
   assert.deepEqual(report.unresolved, ['outcomeUnknown']);
 });
 
+test(title('a step whose start lands after its engine stopped runs in the next engine, not the stopped one'), async () => {
+  const report = await runCase('landsAfterStop');
+  assert.deepEqual(report.afterStop, [], 'the stopped engine started no body');
+  assert.deepEqual(report.attempts, [2], 'the next engine ran it, as the attempt after the recorded one');
+  assert.equal(report.result, 1);
+});
+
 test(title('retries back off on durable timers; FatalError and the last attempt throw STEP_FAILED'), async () => {
   const report = await runCase('retries');
   assert.deepEqual(report.result, {

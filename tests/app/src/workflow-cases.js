@@ -129,6 +129,44 @@ export const CASES = {
     return { result: result2, calls, unresolved, handleResult: result };
   },
 
+  /** A step whose start lands after its engine stopped (its tab no longer leads) runs in the next engine only. */
+  async landsAfterStop(open) {
+    const store = await open('wf-late');
+    const attempts = [];
+    const flow = defineWorkflow('late', async (ctx) => ctx.step('call', ({ attempt }) => attempts.push(attempt)));
+    // The store as the first engine sees it: its commits after the first wait for `release`.
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    let commits = 0;
+    const held = [];
+    const gated = new Proxy(store, {
+      get(target, key) {
+        if (key === 'commit') {
+          return (step) => {
+            if (++commits === 1) return target.commit(step);
+            const landed = gate.then(() => target.commit(step));
+            held.push(landed);
+            return landed;
+          };
+        }
+        const value = target[key];
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    let engine = await WorkflowEngine.start(gated, { workflows: [flow] });
+    await engine.start(flow, { id: 'late-1' });
+    await until(() => held.length > 0, "the step's start to be on its way");
+    await engine.stop();
+    release();
+    await Promise.allSettled(held);
+    await sleep(50);
+    const afterStop = [...attempts];
+    engine = await WorkflowEngine.start(store, { workflows: [flow] });
+    const result = await engine.result('late-1');
+    await engine.stop();
+    return { afterStop, attempts, result };
+  },
+
   /** Retries wait on durable timers; FatalError and the last attempt throw STEP_FAILED. */
   async retries(open) {
     const store = await open('wf-retry');
