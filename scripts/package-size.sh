@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Prints what the package makes a browser download: the wasm, the wasm-bindgen glue and the
-# client's JS, raw and gzipped (gzip -9), and their total. Run by scripts/build.sh.
+# client's JS, raw and gzipped (gzip -9), and their total; then what each optional entry
+# (runstore/workflow, runstore/langgraph) adds for an app that imports it. Run by
+# scripts/build.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size() { wc -c < "$1" | tr -d ' '; }
@@ -8,17 +10,30 @@ gzipped() { gzip -9 -c "$@" | wc -c | tr -d ' '; }
 wasm=pkg/runstore_bg.wasm
 # The glue, and the built-ins it takes at load (src/wasm/intrinsics.js, a wasm-bindgen snippet).
 glue=(pkg/runstore.js pkg/snippets/*/src/wasm/*.js)
-client=(js/*.js)
+# The main entry's JS: every file but the optional entries' own.
+client=()
+for file in js/*.js; do
+  case "$file" in js/workflow*.js | js/langgraph*.js) ;; *) client+=("$file") ;; esac
+done
 client_raw=$(cat "${client[@]}" | wc -c | tr -d ' ')
 # Each file is fetched and compressed on its own: sum the files' gzipped sizes.
-client_gz=0
-for file in "${client[@]}"; do client_gz=$((client_gz + $(gzipped "$file"))); done
+sum_gzipped() {
+  local total=0 file
+  for file in "$@"; do total=$((total + $(gzipped "$file"))); done
+  echo "$total"
+}
+client_gz=$(sum_gzipped "${client[@]}")
 wasm_gz=$(gzipped "$wasm")
 glue_raw=$(cat "${glue[@]}" | wc -c | tr -d ' ')
 glue_gz=0
 for file in "${glue[@]}"; do glue_gz=$((glue_gz + $(gzipped "$file"))); done
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "$wasm" "$(size "$wasm")" "$wasm_gz"
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "glue (${#glue[@]} files)" "$glue_raw" "$glue_gz"
-printf '[build] %-28s %9s B raw %9s B gzipped\n' "js/*.js (${#client[@]} files)" "$client_raw" "$client_gz"
+printf '[build] %-28s %9s B raw %9s B gzipped\n' "js/ (main entry, ${#client[@]} files)" "$client_raw" "$client_gz"
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "total" \
   "$(( $(size "$wasm") + glue_raw + client_raw ))" "$((wasm_gz + glue_gz + client_gz))"
+for entry in workflow langgraph; do
+  files=(js/"$entry"*.js)
+  printf '[build] %-28s %9s B raw %9s B gzipped\n' "+ runstore/$entry (${#files[@]} files)" \
+    "$(cat "${files[@]}" | wc -c | tr -d ' ')" "$(sum_gzipped "${files[@]}")"
+done
