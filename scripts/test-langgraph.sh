@@ -2,9 +2,10 @@
 # The package in Node and with LangGraph.js: installs the packed tarball into tests/langgraph
 # (an app with LangGraph's packages), runs the Node tests there (imports on a server,
 # runstore/core's init, a graph resumed after a cut-off run, examples/node-quickstart.mjs),
-# the README's vitest example (an app's unit test on RunStore in Node), LangGraph's checkpoint
-# validation suite on RunStoreSaver (vitest prints its own count), and the page whose graph
-# survives reloads and runs beside another tab's in headless Chromium.
+# the README's vitest example and its quick start (an app's unit tests on RunStore in Node, also
+# under vitest's jsdom and happy-dom environments), LangGraph's checkpoint validation suite on
+# RunStoreSaver (vitest prints its own count), and the page whose graph survives reloads and
+# runs beside another tab's in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -15,8 +16,8 @@ if [ ! -d "$app/node_modules/@langchain/langgraph" ] || [ "$app/package.json" -n
 fi
 bash scripts/pack-into.sh "$app"
 (cd "$app" && node --test --test-reporter=spec node.test.mjs)
-echo "[node] the README's vitest example (README.md, \"In Node\"): an app's unit test on RunStore in Node"
-node tests/js/readme-example.mjs --files README.md 'In Node' "$app/readme-example"
+echo "[node] the README's vitest example (README.md, \"In Node\") and quick start: an app's unit tests on RunStore in Node, jsdom and happy-dom"
+node tests/js/readme-example.mjs --vitest README.md 'In Node' "$app/readme-example" jsdom happy-dom
 # An app's own vitest config, empty: without one vitest takes tests/langgraph's (the suites).
 echo 'export default {};' > "$app/readme-example/vitest.config.mjs"
 (cd "$app/readme-example" && NO_COLOR=1 ../node_modules/.bin/vitest run)

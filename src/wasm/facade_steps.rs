@@ -1,11 +1,10 @@
 //! Steps and the request log in `RunStoreCore`, and the package's main-thread client's way in
 //! for writes. Conversions only; see `facade.rs`.
 
-use js_sys::{Array, Uint8Array};
+use js_sys::Array;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::convert::{from_tree, input, output};
 use super::facade::RunStoreCore;
@@ -211,23 +210,23 @@ fn operation(method: &str, mut a: Arguments) -> Result<Operation> {
 }
 
 /// The byte arrays a client's message holds beside its text: `holes` the ordinals of the
-/// nulls they stand in, `bytes` the arrays. Their lengths are checked before anything is
-/// copied into wasm memory.
+/// nulls they stand in, `bytes` the arrays. Each is read as the walk reads bytes, by its
+/// internal slots, not by `instanceof`: in Node the client's copies come from
+/// `structuredClone`, in Node's own realm, while an app's tests may run under another realm's
+/// globals (jsdom's `Uint8Array`). Their lengths are checked before anything is copied into
+/// wasm memory. The client copies every byte array it sends into a fresh `Uint8Array`
+/// (js/wire.js), so only a message it did not make can be refused here, as `arguments`.
 fn byte_holes(holes: &[u32], bytes: &Array) -> Result<Holes> {
-    let invalid = |reason: &str| Error::invalid("arguments", reason);
     if holes.len() != bytes.length() as usize {
-        return Err(invalid("every byte array needs the null it stands in"));
+        return Err(Error::invalid(
+            "arguments",
+            "every byte array needs the null it stands in",
+        ));
     }
     let mut arrays = Vec::with_capacity(holes.len());
     for (index, at) in holes.iter().enumerate() {
-        let array = bytes
-            .get(index as u32)
-            .dyn_into::<Uint8Array>()
-            .map_err(|_| invalid("a byte array is not a Uint8Array"))?;
-        if array.length() as usize > MAX_BLOB_BYTES {
-            return Err(invalid("a byte array is over the size limit"));
-        }
-        arrays.push((u64::from(*at), array.to_vec()));
+        let array = walk::read_bytes("arguments", &bytes.get(index as u32), MAX_BLOB_BYTES)?;
+        arrays.push((u64::from(*at), array));
     }
     Ok(arrays)
 }

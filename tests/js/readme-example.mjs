@@ -5,7 +5,12 @@
 // With `--files README SECTION DIR` it writes the files the README shows under `## SECTION`
 // instead: each ```js block whose first line is `// NAME.js: ...` becomes DIR/NAME.js, as
 // written (the Node section's vitest example, run by scripts/test-langgraph.sh).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//
+// With `--vitest README SECTION DIR ENVIRONMENT...` it writes those files, the quick start as
+// DIR/quick-start.js with a vitest test of what it prints, and a copy of each test for each
+// vitest environment named (`jsdom`, `happy-dom`) that starts `// @vitest-environment NAME`,
+// as a front-end app's unit tests do.
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export function extractReadmeExample(readmePath) {
@@ -53,10 +58,51 @@ export function writeReadmeFiles(readmePath, section, outDir) {
   return files.map(([, name]) => name);
 }
 
+const QUICK_START_TEST = `// Generated from README.md by tests/js/readme-example.mjs; do not edit.
+import { expect, test } from 'vitest';
+import { expectedOutput, readmeExample } from './quick-start.js';
+
+test("the README's quick start prints what it says", async () => {
+  const printed = [];
+  const log = console.log;
+  console.log = (...values) => printed.push(values.map(String).join(' '));
+  try {
+    await readmeExample();
+  } finally {
+    console.log = log;
+  }
+  expect(printed).toEqual(expectedOutput);
+});
+`;
+
+/**
+ * Writes the files under `## <section>` and the quick start with its test into `outDir`, and a
+ * copy of every test per vitest environment in `environments`; returns the tests' names.
+ */
+export function writeVitestRuns(readmePath, section, outDir, environments) {
+  writeReadmeFiles(readmePath, section, outDir);
+  writeReadmeModule(readmePath, join(outDir, 'quick-start.js'));
+  writeFileSync(join(outDir, 'quick-start.test.js'), QUICK_START_TEST);
+  const tests = readdirSync(outDir).filter((name) => name.endsWith('.test.js'));
+  const copies = [];
+  for (const environment of environments) {
+    for (const name of tests) {
+      const code = readFileSync(join(outDir, name), 'utf8');
+      const copy = name.replace(/\.test\.js$/, `.${environment}.test.js`);
+      writeFileSync(join(outDir, copy), `// @vitest-environment ${environment}\n${code}`);
+      copies.push(copy);
+    }
+  }
+  return [...tests, ...copies];
+}
+
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
   if (process.argv[2] === '--files') {
     const [readme, section, outDir] = process.argv.slice(3);
     console.log(`[readme] ${writeReadmeFiles(readme, section, outDir).join(', ')} from "## ${section}" into ${outDir}`);
+  } else if (process.argv[2] === '--vitest') {
+    const [readme, section, outDir, ...environments] = process.argv.slice(3);
+    console.log(`[readme] ${writeVitestRuns(readme, section, outDir, environments).join(', ')} into ${outDir}`);
   } else {
     writeReadmeModule(process.argv[2], process.argv[3]);
   }
