@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions, StorageEstimate, StoredEvent } from './types.js';
+import type { OpenOptions, Operation, Step, StepOutcome, StorageEstimate, StoredEvent } from './types.js';
 
 export * from './types.js';
 
@@ -141,9 +141,10 @@ export interface ChangeFilter {
 
 /**
  * The store's methods: every string-named method of RunStoreCore but its lifecycle ones and
- * `flush` (the client stores each write before it answers it).
+ * `flush` (the client stores each write before it answers it). `commit`, whose type is
+ * generic, is declared on RunStore itself: a mapped type would lose its type parameter.
  */
-type StoreMethods = Omit<RunStoreCore, 'free' | 'close' | 'flush' | 'persistence'>;
+type StoreMethods = Omit<RunStoreCore, 'free' | 'close' | 'flush' | 'persistence' | 'commit'>;
 type Promised<T> = {
   [K in keyof T as K extends string ? K : never]: T[K] extends (...args: infer A) => infer R
     ? (...args: A) => Promise<R>
@@ -169,6 +170,13 @@ export declare class RunStore {
    * `"indexeddb"`) does not exist here.
    */
   static open(name: string, options?: ClientOpenOptions): Promise<RunStore>;
+  /**
+   * Applies every operation of the step in one transaction: all commit or none. A failing
+   * operation rejects with its own code and `operation`, its index; nothing is written. Under a
+   * `requestId` that committed before, nothing is applied and the recorded outcomes come back
+   * with `replayed: true`. For a step written in the call, each outcome has its operation's type.
+   */
+  commit<O extends Operation[] | []>(step: Step<O>): Promise<StepOutcome<O>>;
   /**
    * Where the store keeps its database: `"opfs"`, `"indexeddb"` or `"memory"` (what
    * `persistence: "auto"` took; for a shared store, what its leader's worker took). Every

@@ -6,6 +6,13 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
+ * Bytes the store answers with: a Uint8Array over an ArrayBuffer of its own, never a shared
+ * one, which a `Blob` or a `Response` takes as it is. (Said as what `slice` returns: in
+ * TypeScript 5.7 and later that is `Uint8Array<ArrayBuffer>`, before it `Uint8Array`.)
+ */
+export type StoredBytes = ReturnType<Uint8Array['slice']>;
+
+/**
  * Where a store keeps its database. `"opfs"`: the origin private file system through sync
  * access handles (dedicated workers only; OPFS_UNAVAILABLE elsewhere). `"indexeddb"`: held in
  * memory and stored in IndexedDB (any context with IndexedDB). `"memory"`: gone on close.
@@ -43,8 +50,12 @@ export interface Page<T> {
 
 // ----- workflow event journal -----
 
-/** What happened. Lifecycle types drive the status projection; `custom` is anything else. */
-export type EventKind =
+/**
+ * What happened. Lifecycle types drive the status projection; `custom` is anything else. Each
+ * kind's fields are its own: `event.name` reads on any event (a string on a `custom` one,
+ * undefined on the others, as in JS), and checking `type` narrows to one kind.
+ */
+export type EventKind = OwnFields<
   | { type: 'started'; workflowType: string; runId: string }
   | { type: 'completed' }
   | { type: 'failed'; reason: string }
@@ -52,7 +63,13 @@ export type EventKind =
   | { type: 'paused' }
   | { type: 'resumed' }
   | { type: 'continuedAsNew'; nextRunId: string }
-  | { type: 'custom'; name: string };
+  | { type: 'custom'; name: string }
+>;
+
+/** Each member of the union `U`, with the other members' fields as absent ones (`?: undefined`). */
+export type OwnFields<U, All = U> = U extends unknown
+  ? U & { [K in Exclude<All extends unknown ? keyof All : never, keyof U>]?: undefined }
+  : never;
 
 /** A journal event: its kind's fields, when it happened, and the engine's payload. */
 export type Event = EventKind & { recordedAt: number; data?: Json };
@@ -149,7 +166,7 @@ export interface OutboxRow {
   workflowId: string;
   ordinal: number;
   activityType: string;
-  input: Uint8Array;
+  input: StoredBytes;
   status: OutboxStatus;
   attempt: number;
   visibleAfter: number;
@@ -350,7 +367,7 @@ export interface ArtifactMeta {
 }
 
 export interface Artifact extends ArtifactMeta {
-  bytes: Uint8Array;
+  bytes: StoredBytes;
 }
 
 // ----- conversation state -----
@@ -430,16 +447,25 @@ export type OperationOutcome =
   | { op: 'setPackageRoute' }
   | { op: 'saveSync' };
 
-/** Operations applied together in one transaction (at most 1000). */
-export interface Step {
+/**
+ * Operations applied together in one transaction (at most 1000). `O` is their types: for a
+ * step written in the `commit` call, the type of each one, in order.
+ */
+export interface Step<O extends readonly Operation[] = Operation[]> {
   /** Makes the step exactly-once: under an id that committed before, nothing is applied again. */
   requestId?: string | null;
-  operations: Operation[];
+  operations: O;
 }
 
-export interface StepOutcome {
-  /** One per operation, in order. */
-  outcomes: OperationOutcome[];
+/** The outcome of an operation of type `O`: the member of `OperationOutcome` with its `op`. */
+export type OutcomeOf<O> = O extends { op: infer K } ? Extract<OperationOutcome, { op: K }> : never;
+
+export interface StepOutcome<O extends readonly Operation[] = Operation[]> {
+  /**
+   * One per operation, in order: for a step written in the `commit` call, each one typed as
+   * its operation's outcome (`outcomes[0].head` of an `append`), else `OperationOutcome`s.
+   */
+  outcomes: { -readonly [K in keyof O]: OutcomeOf<O[K]> };
   /**
    * True when the request id had committed before: nothing was applied now. (A step without
    * its own `requestId`, which a shared store's client sends again after a tab hand-off,

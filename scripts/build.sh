@@ -18,4 +18,8 @@ esac
 wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
 # pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
 rm -f pkg/.gitignore pkg/package.json pkg/README.md
+# wasm-bindgen declares `[Symbol.dispose]()` on RunStoreCore (for `using`), which TypeScript
+# knows only with its lib esnext.disposable: with the reference the declarations check under an
+# app's own `lib` (ES2022 and DOM, say) with skipLibCheck off.
+sed -i '1i /// <reference lib="esnext.disposable" />' pkg/runstore.d.ts
 bash scripts/package-size.sh

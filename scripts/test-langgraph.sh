@@ -3,9 +3,10 @@
 # (an app with LangGraph's packages), runs the Node tests there (imports on a server,
 # runstore/core's init, a graph resumed after a cut-off run, examples/node-quickstart.mjs),
 # the README's vitest example and its quick start (an app's unit tests on RunStore in Node, also
-# under vitest's jsdom and happy-dom environments), LangGraph's checkpoint validation suite on
-# RunStoreSaver (vitest prints its own count), and the page whose graph survives reloads and
-# runs beside another tab's in headless Chromium.
+# under vitest's jsdom and happy-dom environments), every code block of the README under strict
+# TypeScript, LangGraph's checkpoint validation suite on RunStoreSaver (vitest prints its own
+# count), and the page whose graph survives reloads and runs beside another tab's in headless
+# Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -21,6 +22,9 @@ node tests/js/readme-example.mjs --vitest README.md 'In Node' "$app/readme-examp
 # An app's own vitest config, empty: without one vitest takes tests/langgraph's (the suites).
 echo 'export default {};' > "$app/readme-example/vitest.config.mjs"
 (cd "$app/readme-example" && NO_COLOR=1 ../node_modules/.bin/vitest run)
+echo "[types] every code block of README.md under strict TypeScript, the package's declarations checked too"
+node tests/js/readme-types.mjs README.md "$app/readme-types"
+tsc -p "$app/readme-types"
 echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (RunStore, memory, in Node's process)"
 (cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
 (cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)

@@ -231,14 +231,23 @@ fn byte_holes(holes: &[u32], bytes: &Array) -> Result<Holes> {
     Ok(arrays)
 }
 
+// `commit`'s type is generic (each outcome typed as its operation's), which wasm-bindgen cannot
+// write: it is declared here, merged into the class's declaration.
+#[wasm_bindgen(typescript_custom_section)]
+const COMMIT_TYPE: &str = r#"
+export interface RunStoreCore {
+    /**
+     * Applies every operation of the step in one transaction: all commit or none. A failing operation rejects with its own code and `operation`, its index; nothing is written. Under a `requestId` that committed before, nothing is applied and the recorded outcomes come back with `replayed: true`.
+     */
+    commit<O extends Operation[] | []>(step: Step<O>): StepOutcome<O>;
+}
+"#;
+
 #[wasm_bindgen]
 impl RunStoreCore {
     /// Applies every operation of the step in one transaction: all commit or none. A failing operation rejects with its own code and `operation`, its index; nothing is written. Under a `requestId` that committed before, nothing is applied and the recorded outcomes come back with `replayed: true`.
-    #[wasm_bindgen(js_name = commit, unchecked_return_type = "StepOutcome")]
-    pub fn commit(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Step")] step: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(js_name = commit, skip_typescript)]
+    pub fn commit(&self, step: JsValue) -> Result<JsValue, JsValue> {
         let StepArgument(step) = input("step", step)?;
         output(self.commit_step(&step, within_step))
     }

@@ -14,7 +14,7 @@ const MAX_IMPORT_BYTES: usize = 512 << 20;
 #[wasm_bindgen]
 impl RunStoreCore {
     /// The whole store as the bytes of one SQLite database file (in rollback-journal mode, with the store's page size): a consistent snapshot to download, keep, or load with `importDatabase` here or in any other store, native or in the browser.
-    #[wasm_bindgen(js_name = exportDatabase, unchecked_return_type = "Uint8Array")]
+    #[wasm_bindgen(js_name = exportDatabase, unchecked_return_type = "StoredBytes")]
     pub fn export_database(&self) -> Result<JsValue, JsValue> {
         self.call_bytes(|s| s.export_bytes())
     }

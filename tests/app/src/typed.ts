@@ -19,9 +19,13 @@ import {
   type PurgeCounts,
   type StorageEstimate,
   type ImportOutcome,
+  type Operation,
+  type OperationOutcome,
+  type Step,
   storageEstimate,
   requestPersistence,
 } from 'runstore';
+import type { RunStoreCore } from 'runstore/core';
 
 export async function typedUsage(): Promise<number> {
   const store: RunStore = await RunStore.open('typed', { persistence: 'opfs', durability: 'relaxed' });
@@ -109,6 +113,30 @@ export async function typedUsage(): Promise<number> {
   const replayed: boolean = (await store.importDatabase(file)).replayed;
   void replayed;
   return head + summary.head + estimate.usage + imported.schemaVersion;
+}
+
+/** Answers typed as precisely as the call allows: no casts, no checks the store already made. */
+export async function preciseAnswers(store: RunStore, core: RunStoreCore): Promise<number> {
+  const operations = [
+    { op: 'append', workflowId: 'w', expectedSeq: 0, events: [{ type: 'completed', recordedAt: 1 }] },
+    { op: 'scheduleTimer', workflowId: 'w', timerId: 't', fireAt: 1 },
+  ] as const satisfies readonly Operation[];
+  // A step written in the call: each outcome has its operation's type, on both hosts.
+  const { outcomes } = await store.commit({ operations: [operations[0], operations[1]] });
+  const head: number = outcomes[0].head;
+  // @ts-expect-error: a scheduleTimer outcome has no head.
+  void outcomes[1].head;
+  const coreHead: number = core.commit({ operations: [operations[0]] }).outcomes[0].head;
+  // A step typed as Step: outcomes of any operation, narrowed by `op`.
+  const step: Step = { operations: [] };
+  const any: OperationOutcome[] = (await store.commit(step)).outcomes;
+  // Any event's fields read (undefined where its kind has none); `type` narrows.
+  const event: StoredEvent = (await store.readHistory('w')).items[0];
+  const name: string | undefined = event.name;
+  if (event.type === 'custom') void (event.name satisfies string);
+  // Bytes the store answers go into a Blob as they are.
+  const blob = new Blob([await store.exportDatabase(), (await store.claimOutbox(1, 1))[0].input]);
+  return head + coreHead + any.length + (name?.length ?? 0) + blob.size;
 }
 
 // @ts-expect-error: a settlement names the claim's token.
