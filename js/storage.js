@@ -10,7 +10,13 @@ import { RunStoreError } from './errors.js';
 export async function storageEstimate() {
   const storage = globalThis.navigator?.storage;
   if (typeof storage?.estimate !== 'function') {
-    throw new RunStoreError('OPFS_UNAVAILABLE', 'this context has no navigator.storage.estimate()');
+    const server = serverRuntime();
+    throw new RunStoreError(
+      'OPFS_UNAVAILABLE',
+      server
+        ? `storageEstimate() reads a browser origin's storage (navigator.storage.estimate()), which ${server} does not have: its stores live in memory`
+        : 'this context has no navigator.storage.estimate()',
+    );
   }
   const { usage = 0, quota = 0 } = await storage.estimate();
   return { usage, quota };
@@ -24,7 +30,24 @@ export async function storageEstimate() {
 export async function requestPersistence() {
   const storage = globalThis.navigator?.storage;
   if (typeof storage?.persist !== 'function') {
-    throw new RunStoreError('OPFS_UNAVAILABLE', 'navigator.storage.persist() exists only on a page (Window), not in workers');
+    const server = serverRuntime();
+    throw new RunStoreError(
+      'OPFS_UNAVAILABLE',
+      server
+        ? `requestPersistence() asks a browser to keep the origin's storage (navigator.storage.persist()), which ${server} does not have: its stores live in memory`
+        : typeof globalThis.WorkerGlobalScope === 'function'
+          ? 'navigator.storage.persist() exists only on a page (Window), not in workers'
+          : 'this context has no navigator.storage.persist()',
+    );
   }
   return storage.persist();
+}
+
+/** The server runtime this is, with its version (`Node.js v20.19.0`), or null (a browser). */
+function serverRuntime() {
+  const versions = globalThis.process?.versions;
+  if (typeof globalThis.Deno?.version?.deno === 'string') return `Deno ${globalThis.Deno.version.deno}`;
+  if (typeof versions?.bun === 'string') return `Bun ${versions.bun}`;
+  if (typeof versions?.node === 'string') return `Node.js v${versions.node}`;
+  return null;
 }

@@ -81,8 +81,9 @@ pub enum Error {
     #[error("storage is full: {message}")]
     StorageFull { message: String },
 
-    /// OPFS cannot be used in this context (not a dedicated worker, private browsing, ...).
-    #[error("OPFS is unavailable: {message}")]
+    /// The persistent medium asked for (OPFS, IndexedDB) cannot be used in this context (not a
+    /// dedicated worker, private browsing, Node, ...); the message names it.
+    #[error("storage unavailable: {message}")]
     OpfsUnavailable { message: String },
 
     /// Stored data failed an integrity check (a digest mismatch, a damaged database file).

@@ -109,9 +109,12 @@ fn lock_manager() -> Result<LockManager> {
     let locks = Reflect::get(&navigator, &"locks".into()).unwrap_or_default();
     if locks.is_undefined() || locks.is_null() {
         return Err(Error::OpfsUnavailable {
-            message: "this context has no Web Locks API (navigator.locks), which guards the \
-                      pool against a second tab or worker"
-                .into(),
+            message: format!(
+                "a persistent store needs the Web Locks API (navigator.locks), which keeps a \
+                 second tab or worker off it, and {} has none{}",
+                super::context::describe(),
+                super::context::instead()
+            ),
         });
     }
     Ok(locks.unchecked_into())

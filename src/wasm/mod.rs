@@ -25,6 +25,7 @@
 //! # }
 //! ```
 
+mod context;
 mod convert;
 mod errors;
 mod facade;
@@ -130,13 +131,19 @@ fn lock_name(pool: &str) -> String {
 /// The VFS names SQLite (`memdb`) and sqlite-wasm-rs (`memvfs`) register themselves.
 const RESERVED_POOL_NAMES: [&str; 2] = ["memvfs", "memdb"];
 
+/// Why a store's name must be a pool name, in every context (Node too, where `auto` takes
+/// memory): an app's store name then works wherever it runs.
+const POOL_NAME_WHY: &str = "a persistent store (persistence 'auto', the default, included) \
+                             is named so in OPFS and IndexedDB; 'memory' takes any name";
+
 pub(super) fn check_pool_name(name: &str) -> Result<()> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if name.is_empty() || name.len() > 64 || name.starts_with('.') || !name.chars().all(allowed) {
         return Err(Error::invalid(
             "name",
             format!(
-                "pool name {:?} must be 1 to 64 of A-Z a-z 0-9 - _ . and not start with .",
+                "store name {:?} must be 1 to 64 of A-Z a-z 0-9 - _ . and not start with .: \
+                 {POOL_NAME_WHY}",
                 crate::error::clip(name)
             ),
         ));
@@ -144,7 +151,7 @@ pub(super) fn check_pool_name(name: &str) -> Result<()> {
     if RESERVED_POOL_NAMES.contains(&name) {
         return Err(Error::invalid(
             "name",
-            format!("pool name {name:?} is taken by one of SQLite's own VFSes"),
+            format!("store name {name:?} is taken by one of SQLite's own VFSes: {POOL_NAME_WHY}"),
         ));
     }
     Ok(())
@@ -158,7 +165,12 @@ fn check_opfs() -> Result<()> {
         .is_none()
     {
         return Err(Error::OpfsUnavailable {
-            message: "OPFS sync access handles exist only in a dedicated worker".into(),
+            message: format!(
+                "persistence 'opfs' needs OPFS sync access handles, which exist only in a \
+                 browser's dedicated worker, not in {}{}",
+                context::describe(),
+                context::instead()
+            ),
         });
     }
     let has = |object: &wasm_bindgen::JsValue, key: &str| {
@@ -168,10 +180,10 @@ fn check_opfs() -> Result<()> {
     let storage = js_sys::Reflect::get(&navigator, &"storage".into()).unwrap_or_default();
     if !has(&global, "FileSystemSyncAccessHandle") || !has(&storage, "getDirectory") {
         return Err(Error::OpfsUnavailable {
-            message:
-                "this browser has no OPFS sync access handles (navigator.storage.getDirectory, \
-                      FileSystemSyncAccessHandle)"
-                    .into(),
+            message: "persistence 'opfs' needs OPFS sync access handles \
+                      (navigator.storage.getDirectory, FileSystemSyncAccessHandle), which this \
+                      browser's dedicated worker does not have"
+                .into(),
         });
     }
     Ok(())

@@ -741,19 +741,38 @@ test('the README quick start runs and prints what it says', inBrowser("OPFS (the
 /** The options of a case about Node itself: skipped in a browser. */
 const inNode = { skip: !IN_NODE && 'about Node: runs with RUNSTORE_HOST=node' };
 
-test('in Node: OPFS is OPFS_UNAVAILABLE, an open without options a store or a coded error', inNode, async () => {
+test('in Node: OPFS and IndexedDB are OPFS_UNAVAILABLE, saying what was asked and what Node has; an open without options a store or a coded error', inNode, async () => {
   const { runstore } = await import('../app/src/node.js');
   const { RunStore, RunStoreError, ErrorCode, storageEstimate, requestPersistence } = runstore;
   const outcome = (promise) => promise.then((value) => value, (error) => error);
-  for (const options of [{ persistence: 'opfs' }, { persistence: 'opfs', exclusive: true }]) {
-    const error = await outcome(RunStore.open('node-opfs', options));
-    assert.ok(error instanceof RunStoreError, `${JSON.stringify(options)}: ${error}`);
-    assert.equal(error.code, 'OPFS_UNAVAILABLE');
+  const node = `Node.js ${process.version}`;
+  const media = { opfs: 'OPFS sync access handles', indexeddb: 'IndexedDB (indexedDB)' };
+  for (const [persistence, needs] of Object.entries(media)) {
+    for (const options of [{ persistence }, { persistence, exclusive: true }]) {
+      const error = await outcome(RunStore.open('node-persistent', options));
+      assert.ok(error instanceof RunStoreError, `${JSON.stringify(options)}: ${error}`);
+      assert.equal(error.code, 'OPFS_UNAVAILABLE');
+      // What was asked, what it needs, that this runtime lacks it, and what a store here takes.
+      for (const fact of [`persistence '${persistence}' needs ${needs}`, node, "persistence 'memory'"]) {
+        assert.ok(error.message.includes(fact), `${JSON.stringify(options)}: "${fact}" not in: ${error.message}`);
+      }
+      assert.doesNotMatch(error.message, persistence === 'opfs' ? /Web Locks|IndexedDB/ : /OPFS|Web Locks/);
+    }
   }
-  for (const call of [storageEstimate, requestPersistence]) {
+  for (const [call, asks] of [[storageEstimate, 'navigator.storage.estimate()'], [requestPersistence, 'navigator.storage.persist()']]) {
     const error = await outcome(call());
     assert.ok(error instanceof RunStoreError && error.code === 'OPFS_UNAVAILABLE', `${call.name}: ${error}`);
+    for (const fact of [`${call.name}()`, asks, node, 'memory']) {
+      assert.ok(error.message.includes(fact), `${call.name}: "${fact}" not in: ${error.message}`);
+    }
+    assert.doesNotMatch(error.message, /worker/i);
   }
+  // A store's name works wherever it runs: 'auto' (which takes memory here) refuses what OPFS
+  // and IndexedDB would, and says why.
+  const named = await outcome(RunStore.open('my app'));
+  assert.equal(named.code, 'INVALID_INPUT');
+  assert.equal(named.field, 'name');
+  assert.match(named.message, /store name "my app" must be .*persistence 'auto'.*'memory' takes any name/);
   // Whatever RunStore.open does without a medium, it is a working store or a coded error.
   for (const options of [undefined, {}]) {
     const opened = await outcome(RunStore.open('node-default', options));

@@ -15,7 +15,7 @@ use web_sys::{IdbDatabase, IdbFactory, IdbKeyRange, IdbOpenDbRequest, IdbRequest
 use super::blocks::{BlockFile, BLOCK};
 use super::vfs::Batch;
 use crate::error::{Error, Result};
-use crate::wasm::{errors, time};
+use crate::wasm::{context, errors, time};
 use crate::Durability;
 
 #[wasm_bindgen]
@@ -60,8 +60,18 @@ fn factory() -> Result<IdbFactory> {
     value
         .dyn_into::<IdbFactory>()
         .map_err(|_| Error::OpfsUnavailable {
-            message: "this context has no IndexedDB (indexedDB)".into(),
+            message: format!(
+                "persistence 'indexeddb' needs IndexedDB (indexedDB), which {} does not have{}",
+                context::describe(),
+                context::instead()
+            ),
         })
+}
+
+/// OPFS_UNAVAILABLE where this context has no IndexedDB: checked first, so that the error
+/// names what was asked for rather than the Web Locks the store also needs.
+pub(super) fn check_available() -> Result<()> {
+    factory().map(drop)
 }
 
 /// A failure of IndexedDB while `operation` ran, classified by the exception's name.

@@ -65,6 +65,7 @@ pub use vfs::check_vfs_contract;
 /// - [`Error::Corrupt`] when the stored data is damaged; [`Error::Backend`] otherwise.
 pub async fn install_idb(name: &str) -> Result<IdbPool> {
     check_pool_name(name)?;
+    idb::check_available()?;
     let Some(lock) = WebLock::try_acquire(&lock_name(name)).await? else {
         return Err(Error::Busy {
             message: format!("store pool {name} is held by another tab or worker"),
