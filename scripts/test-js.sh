@@ -17,8 +17,8 @@
 # meet the files that exercise them, and code that is the same wasm everywhere runs once per medium.)
 # Then, once: the package's cases in Node (the store in the process; the cases that need a
 # browser skipped, saying why), the tab protocol's unit tests (tabs-protocol, on a browser
-# faked in Node), the client's own modules' (wire, changes) and bytes from another realm (as
-# under vitest's jsdom environment).
+# faked in Node), the client's own modules' (wire, changes), bytes from another realm (as under
+# vitest's jsdom environment) and what `npm pack` puts in the tarball.
 # Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,5 +77,5 @@ echo "=== the package's cases in Node $(node --version) (tests/app's installed p
 RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
 echo "=== the client's modules and the tab protocol, in Node"
 node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
-echo "=== the package in Node under another realm's globals"
-node --test tests/js/bytes-any-realm.test.mjs
+echo "=== the package in Node under another realm's globals, and what npm packs"
+node --test tests/js/bytes-any-realm.test.mjs tests/js/pack.test.mjs
