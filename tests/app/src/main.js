@@ -30,6 +30,21 @@ window.Worker = class extends window.Worker {
   }
 };
 
+/**
+ * Posts `message` to `worker` (one of the app's own, just started) and resolves to the one
+ * report it posts back, ending it then; `{ failed }` if it does not start.
+ */
+function reportOf(worker, message) {
+  return new Promise((resolve) => {
+    worker.onmessage = (event) => {
+      worker.terminate();
+      resolve(event.data);
+    };
+    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
+    worker.postMessage(message);
+  });
+}
+
 const open = RunStore.open.bind(RunStore);
 RunStore.open = (name, options) => open(name, onMedium(options, medium));
 
@@ -38,15 +53,7 @@ RunStore.open = (name, options) => open(name, onMedium(options, medium));
  * main-thread client on `options`; resolves to both lists of outcomes.
  */
 async function runParity(name, options) {
-  const core = await new Promise((resolve) => {
-    const worker = new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ name });
-  });
+  const core = await reportOf(new Worker(new URL('./parity-worker.js', import.meta.url), { type: 'module' }), { name });
   return { core, client: await runOnClient(RunStore, name, options) };
 }
 
@@ -57,30 +64,14 @@ window.runstore.openAsGiven = open;
 
 /** Runs src/core-worker.js (the store used directly in an app's own worker); resolves to its report. */
 window.runCoreWorker = () =>
-  new Promise((resolve) => {
-    const worker = new Worker(new URL('./core-worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ medium });
-  });
+  reportOf(new Worker(new URL('./core-worker.js', import.meta.url), { type: 'module' }), { medium });
 /** The client benchmark (tests/js/bench-client.mjs). */
 window.bench = { core: benchCore, open: benchOpen, client: benchClient, clientPerCall: benchClientPerCall, messaging: benchMessaging };
 /** Terminates a store worker mid-step, cycle after cycle (src/crash-cycles.js). */
 window.runCrashCycles = runCrashCycles;
 /** The hostile-input suite through runstore/core in an app's own worker; resolves to its report. */
 window.runHostileCore = (options) =>
-  new Promise((resolve) => {
-    const worker = new Worker(new URL('./hostile-worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ ...options, medium });
-  });
+  reportOf(new Worker(new URL('./hostile-worker.js', import.meta.url), { type: 'module' }), { ...options, medium });
 
 /** The hostile-input suite through the main-thread client; resolves to its report. */
 window.runHostileClient = async (options) => {
@@ -116,15 +107,7 @@ window.runHostileClient = async (options) => {
  */
 window.runWorkflowCase = (name, options) => {
   if (name !== 'onCore') return runWorkflowCase(name, (store) => openClient(store, 'opfs'), options);
-  return new Promise((resolve) => {
-    const worker = new Worker(new URL('./workflow-worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = (event) => {
-      worker.terminate();
-      resolve(event.data);
-    };
-    worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ medium });
-  });
+  return reportOf(new Worker(new URL('./workflow-worker.js', import.meta.url), { type: 'module' }), { medium });
 };
 
 /** Runs the README's Workflows example for a page (src/readme-workflows/page.js, extracted by scripts/build-test-app.sh). */
