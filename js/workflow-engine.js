@@ -15,6 +15,7 @@ import { asStored, cancellation, withValue, workflowFailure } from './workflow-e
 import { RunDriver } from './workflow-run.js';
 import { StepBodies, Timers } from './workflow-bodies.js';
 import { noticesOf } from './workflow-notices.js';
+import { serially } from './workflow-task.js';
 import { WorkflowHandle } from './workflow-handle.js';
 
 /** Where the engine's inbox rows live in the outbox. */
@@ -48,8 +49,6 @@ export class WorkflowEngine {
   #offLeader = () => {};
   #offNotices = () => {};
   #poll = null;
-  #polling = false;
-  #pollAgain = false;
   #loadQueue = [];
   #loadsRunning = 0;
   #onError;
@@ -358,27 +357,18 @@ export class WorkflowEngine {
   // ----- the inbox -----
 
   /** Claims the inbox's due rows and hands each to its workflow's run. */
-  async #readInbox() {
-    if (!this.#running) return;
-    if (this.#polling) {
-      this.#pollAgain = true;
-      return;
-    }
-    this.#polling = true;
+  #readInbox = serially(async () => {
+    if (!this.#running) return false;
     try {
-      do {
-        this.#pollAgain = false;
-        const rows = await this.#store.claimOutbox(Date.now(), CLAIM_LIMIT, { scope: INBOX });
-        if (!this.#running) return;
-        for (const row of rows) this.#route(row);
-        if (rows.length === CLAIM_LIMIT) this.#pollAgain = true;
-      } while (this.#pollAgain && this.#running);
+      const rows = await this.#store.claimOutbox(Date.now(), CLAIM_LIMIT, { scope: INBOX });
+      if (!this.#running) return false;
+      for (const row of rows) this.#route(row);
+      return rows.length === CLAIM_LIMIT;
     } catch (error) {
       this.report(error);
-    } finally {
-      this.#polling = false;
+      return false;
     }
-  }
+  });
 
   #route(row) {
     let message;

@@ -26,7 +26,7 @@ import {
   stepFailure,
   withValue,
 } from './workflow-events.js';
-import { nextTask } from './workflow-task.js';
+import { nextTask, serially } from './workflow-task.js';
 import { Batch } from './workflow-batch.js';
 
 /** What the code gets from a command that will never settle (a dead or ended execution). */
@@ -57,9 +57,6 @@ export class Execution {
   #waiters = new Map();
   #queue = [];
   #batch;
-  #pumping = false;
-  /** Set when something came while the pump ran: it looks again before it stops. */
-  #again = false;
   /** How the code ended: `{ kind: 'returned' | 'threw' | 'continued', ... }`, once it did. */
   #ended = null;
   #closed = false;
@@ -353,28 +350,18 @@ export class Execution {
   /** Has the pump look again: something may be waiting to be recorded. */
   #kick() {
     if (this.replaying || this.dead) return;
-    if (this.#pumping) this.#again = true;
-    else queueMicrotask(() => this.#pump());
+    queueMicrotask(this.#pump);
   }
 
-  async #pump() {
-    if (this.dead || this.replaying) return;
-    if (this.#pumping) {
-      this.#again = true;
-      return;
-    }
-    this.#pumping = true;
+  /** Records what waits to be recorded, one turn at a time. */
+  #pump = serially(async () => {
+    if (this.dead || this.replaying || this.blocked) return;
     try {
-      do {
-        this.#again = false;
-        await this.#drainQueue();
-      } while (this.#again && !this.dead && !this.blocked);
+      await this.#drainQueue();
     } catch (error) {
       this.#host.failed(this, error);
-    } finally {
-      this.#pumping = false;
     }
-  }
+  });
 
   async #drainQueue() {
     while (!this.dead && (this.#queue.length > 0 || !this.#batch.empty || (this.#ended && !this.#closed))) {

@@ -22,3 +22,29 @@ export function nextTask() {
     port.postMessage(null);
   });
 }
+
+/**
+ * Makes `task` run one at a time: asked while it runs, it runs once more when it is done
+ * (however often it was asked meanwhile), and again as long as it resolves to true. Returns
+ * the function that asks.
+ */
+export function serially(task) {
+  let running = false;
+  let again = false;
+  return async function ask() {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      let more;
+      do {
+        again = false;
+        more = await task();
+      } while (again || more === true);
+    } finally {
+      running = false;
+    }
+  };
+}
