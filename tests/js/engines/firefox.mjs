@@ -58,6 +58,11 @@ class FirefoxPage extends DomPage {
   screenshot(options) {
     return this.#page.screenshot(options);
   }
+
+  /** As playwright's: the viewport's size in CSS pixels. */
+  setViewportSize({ width, height }) {
+    return this.#page.setViewport({ width, height });
+  }
 }
 
 /**

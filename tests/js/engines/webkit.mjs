@@ -226,6 +226,18 @@ class WebKitPage extends DomPage {
     throw new Error('exposeFunction is not available in WebKit through WebDriver');
   }
 
+  /**
+   * As playwright's: the viewport's size in CSS pixels. WebDriver sets the window's outer size:
+   * it is set once, and then again with what the window takes beyond its viewport. A window
+   * cannot be narrower than MiniBrowser's least width (447 px): `innerWidth` says what it got.
+   */
+  async setViewportSize({ width, height }) {
+    await this.#command('POST', '/window/rect', { width, height });
+    const inner = await this.#script('return [window.innerWidth, window.innerHeight];', []);
+    if (inner[0] === width && inner[1] === height) return;
+    await this.#command('POST', '/window/rect', { width: 2 * width - inner[0], height: 2 * height - inner[1] });
+  }
+
   async screenshot({ path }) {
     const png = Buffer.from(await this.#command('GET', '/screenshot'), 'base64');
     if (path) await writeFile(path, png);
