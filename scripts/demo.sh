@@ -101,7 +101,7 @@ cat <<MSG
   runstore demo: $url
 
   Start a workflow or two, then reload the tab while they run (or close it and come back):
-  the runner resumes each one from its journal and no side effect happens twice.
+  the engine resumes each one from its journal and no side effect happens twice.
   $sync_note
   Ctrl-C stops the server.
 

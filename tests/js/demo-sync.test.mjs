@@ -98,6 +98,11 @@ test('a workflow started in one profile appears in the other and is run only whe
   await b.page.waitForSelector(row(fromA), { timeout: 30_000 });
   const fromB = await start(b.page, 'research-agent');
   await a.page.waitForSelector(row(fromB), { timeout: 30_000 });
+  // The research agent waits for an approval, given where it runs; elsewhere it is shown only.
+  await b.page.waitForSelector(`[data-approve="${fromB}"]`, { timeout: 60_000 });
+  await a.page.waitForSelector(`${row(fromB)} .badge.synced`, { timeout: 30_000 });
+  assert.equal(await a.page.locator(`[data-approve="${fromB}"]`).count(), 0, 'no Approve button where it does not run');
+  await b.page.click(`[data-approve="${fromB}"]`);
   // Each finishes in its own profile, and the other follows it to the end.
   await a.page.waitForSelector(row(fromA, 'completed'), { timeout: 60_000 });
   await b.page.waitForSelector(row(fromB, 'completed'), { timeout: 60_000 });

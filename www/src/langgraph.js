@@ -91,12 +91,17 @@ export class LangGraphAgents {
     return thread;
   }
 
-  /** Resumes every thread whose graph has a next node: from its last checkpoint. */
+  /** Resumes every thread whose graph has a next node, from its last checkpoint; resolves to how many. */
   async resume() {
+    let resumed = 0;
     for (const thread of await this.threads()) {
       const state = await this.#graph.getState({ configurable: { thread_id: thread } });
-      if (state.next.length > 0) this.#run(thread, null);
+      if (state.next.length > 0) {
+        this.#run(thread, null);
+        resumed++;
+      }
     }
+    return resumed;
   }
 
   #run(thread, input) {

@@ -1,32 +1,25 @@
-// The demo page: opens the store, starts the runner (which resumes whatever the last page
-// left running) and keeps the inspector up to date.
+// The demo page: opens the store, starts the workflow engine (in the leader tab it resumes
+// whatever the last page left running) and keeps the inspector up to date.
 
 import './style.css';
+import { WorkflowEngine } from 'runstore/workflow';
+import { html } from './html.js';
 import { Inspector } from './inspector.js';
 import { LangGraphAgents } from './langgraph.js';
-import { Runner } from './runner.js';
+import { Recovery, describeRecovery } from './recovery.js';
 import { STORE_NAME, deleteStore, mediumName, openStore } from './store.js';
+import { showSynced } from './synced.js';
 import { SyncPanel, loadSyncConfig } from './sync.js';
 import { setUpTransfer } from './transfer.js';
+import { WORKFLOWS, newWorkflowId } from './workflows.js';
 import { resetWorld, worldLedger } from './world.js';
 
 const LOADS_KEY = 'runstore-demo:page-loads';
-const PROFILE_KEY = 'runstore-demo:profile';
 const banner = document.getElementById('banner');
 
-/** This browser profile's id: its runner drives the workflows started with it. */
-function profileId() {
-  let id = localStorage.getItem(PROFILE_KEY);
-  if (!id) {
-    id = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
-    localStorage.setItem(PROFILE_KEY, id);
-  }
-  return id;
-}
-
-function showBanner(kind, html) {
+function showBanner(kind, markup) {
   banner.className = `banner ${kind}`;
-  banner.innerHTML = html;
+  banner.innerHTML = markup;
 }
 
 function storeError(error) {
@@ -37,17 +30,10 @@ function storeError(error) {
   return `<strong>The store could not be opened (${error.code ?? 'error'}).</strong> ${error.message}`;
 }
 
-function showRecovery({ resumed, rearmed, interrupted }, pageLoad, medium) {
-  const held = `Store <code>${STORE_NAME}</code> on ${medium} · durability <code>full</code> · page load #${pageLoad}`;
-  if (resumed > 0) {
-    showBanner(
-      'recovered',
-      `${held}. <strong>Recovered:</strong> ${resumed} unfinished workflow${resumed === 1 ? '' : 's'} resumed from the journal ·
-       ${rearmed} outbox claim${rearmed === 1 ? '' : 's'} re-armed · ${interrupted} interrupted effect${interrupted === 1 ? '' : 's'} marked outcome unknown.`,
-    );
-  } else {
-    showBanner('info', `${held}. Nothing was left running. Start a workflow, then reload the tab while it runs.`);
-  }
+function showRecovery(found, held) {
+  const recovered = describeRecovery(found);
+  if (recovered) showBanner('recovered', html`${held}. <strong>Recovered:</strong> ${recovered}.`);
+  else showBanner('info', `${held}. Nothing was left running. Start a workflow, then reload the tab while it runs.`);
 }
 
 async function main() {
@@ -68,29 +54,40 @@ async function main() {
     document.getElementById('retry')?.addEventListener('click', () => location.reload());
     return;
   }
+  const held = html`Store <code>${STORE_NAME}</code> on ${mediumName(store)} · durability <code>full</code> · page load #${pageLoad}`;
 
-  let inspector;
+  // What is unfinished is noted before the engine resumes it (in the leader tab it does so as it starts).
+  const recovery = new Recovery(store);
+  if (store.isLeader) await recovery.begin();
+  const engine = await WorkflowEngine.start(store, { workflows: Object.values(WORKFLOWS).map((w) => w.workflow) });
   const agents = new LangGraphAgents(store, document.getElementById('langgraph'));
-  const runner = new Runner(store, { pageLoad, origin: profileId(), onChange: () => inspector?.refreshSoon() });
-  inspector = new Inspector(document.getElementById('inspector'), store, runner);
-  // Every tab's inspector follows every tab's commits; the leader's runner adopts workflows
-  // that other tabs start.
+  const inspector = new Inspector(document.getElementById('inspector'), store, engine);
+  let recoveryShown = null;
+  const updateRecovery = () => {
+    clearTimeout(recoveryShown);
+    recoveryShown = setTimeout(() => recovery.summary(engine).then((found) => showRecovery(found, held), console.error), 50);
+  };
+  // Every tab's inspector follows every tab's commits.
   store.subscribe(null, (change) => {
     inspector.refreshSoon();
     if (change.areas.includes('checkpoints')) agents.render().catch((error) => console.error(error));
-    if (change.areas.includes('journal')) runner.adopt(change.workflowIds);
+    if (!engine.running || !change.areas.includes('journal')) return;
+    showSynced(store, engine, change.workflowIds).catch((error) => console.error(error));
+    if (change.workflowIds.some((id) => recovery.active.includes(id))) updateRecovery();
   });
   // With a sync server, the leader tab also syncs (live) and every tab shows how it goes.
   const syncConfig = await loadSyncConfig();
   const sync = syncConfig && new SyncPanel(store, syncConfig, document.getElementById('sync'));
-  // Only the leader tab runs workflows and the outbox; when it goes, the next tab takes over.
+  // Only the leader tab's engine runs workflows; when that tab goes, the next one takes over.
+  // (A tab that takes over notes what is unfinished before its engine has recorded anything:
+  // the engine's first commit comes after several reads that it asks for after this listener's.)
   const lead = async (isLeader) => {
     document.body.dataset.role = isLeader ? 'leader' : 'follower';
     sync?.lead(isLeader);
-    if (!isLeader) return runner.stop();
-    await runner.start();
-    await agents.resume();
-    showRecovery(runner.recovery, pageLoad, mediumName(store));
+    if (!isLeader) return;
+    if (!recovery.since) await recovery.begin();
+    recovery.threads = await agents.resume();
+    showRecovery(await recovery.summary(engine), held);
   };
   store.onLeaderChange((isLeader) => lead(isLeader).catch((error) => console.error(error)));
   await lead(store.isLeader);
@@ -102,16 +99,18 @@ async function main() {
   for (const button of document.querySelectorAll('[data-start]')) {
     button.disabled = false;
     button.addEventListener('click', async () => {
-      const id = await runner.startWorkflow(button.dataset.start);
-      inspector.select(id);
+      const { workflow, input } = WORKFLOWS[button.dataset.start];
+      const n = await store.countVisibility({ workflowType: workflow.name });
+      const run = await engine.start(workflow, { id: newWorkflowId(workflow.name), input: input(n) });
+      inspector.select(run.workflowId);
     });
   }
   const startAgent = document.getElementById('start-langgraph');
   startAgent.disabled = false;
   startAgent.addEventListener('click', () => agents.start());
-  agents.render().catch((error) => console.error(error));
-  inspector.start();
-  window.demo = { store, runner, agents, worldLedger }; // for the console: try `await demo.store.listActive()`
+  await agents.render();
+  await inspector.start();
+  window.demo = { store, engine, agents, worldLedger }; // for the console: try `await demo.engine.describe(id)`
   document.body.dataset.store = 'ready';
 
   setUpTransfer(store, (error) =>
@@ -122,12 +121,12 @@ async function main() {
   reset.disabled = false;
   reset.onclick = async () => {
     if (!confirm('Delete every workflow and the services’ memory?')) return;
+    await engine.stop();
+    // A new store has a new device id: workflows that come back from a sync server are then
+    // another device's, shown but not run again here.
     await deleteStore(store);
     resetWorld();
     localStorage.removeItem(LOADS_KEY);
-    // A new profile id: workflows that come back from a sync server are then another's, shown
-    // but not run again here.
-    localStorage.removeItem(PROFILE_KEY);
     location.reload();
   };
 }

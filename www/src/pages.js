@@ -1,5 +1,5 @@
-// Every listing of the store is paged (at most 1000 items a call unless asked otherwise).
-// Recovery must see all of a listing, so it reads every page.
+// Every listing of the store is paged (at most 1000 items a call unless asked otherwise). A
+// run's journal or the runs left running must be read whole, so these read every page.
 
 /** Calls `read(page)` until the last page and returns every item in order. */
 export async function readAll(read) {

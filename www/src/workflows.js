@@ -1,199 +1,119 @@
-// The sample workflows, as data: a list of steps each. The runner (runner.js) gives every kind
-// of step its durable meaning:
-//   tool       a side effect performed inline, under the idempotency key `<workflow>/<step>`;
-//   activities activities dispatched through the outbox, with retries and a dead letter;
-//   timer      a durable timer: the workflow sleeps, across reloads;
-//   artifact   a file the workflow produces, stored once under an idempotency key.
-// Steps read the workflow's state (`s.input`, `s.outputs[stepId]`); what they compute must
-// depend on that state alone, so that a step redone after a reload asks for the same thing.
+// The demo's two workflows, as code on runstore/workflow. Each call to a service is a step: the
+// engine records its result, and when the page comes back the function runs again from the
+// top and gets the recorded results instead of calling again. A step cut off by a reload runs
+// again (attempt 2) under the same idempotency key, which the service keeps once; a `once` step
+// is never run twice. Timers and the wait for an approval are durable: they outlive the tab.
 
-import { callService } from './world.js';
+import { defineWorkflow } from 'runstore/workflow';
+import { callTool, hash } from './services.js';
 
-/** Retry policy of outbox activities: attempts in all, and the delay before attempt n+1. */
-export const ACTIVITY_ATTEMPTS = 3;
-export const retryDelayMs = (attempt) => 500 * (attempt + 1);
+/** A service call as a step named after the service; the service gets the step's idempotency key. */
+const call = (ctx, service, args, options) =>
+  ctx.step(service, ({ idempotencyKey }) => callTool(service, idempotencyKey, args), options);
 
-class ServiceError extends Error {}
+/** Flaky services are tried three times, a second and then two seconds apart (durable timers). */
+const RETRIED = { retry: { maxAttempts: 3, initialIntervalMs: 1000 } };
 
-function hash(text) {
-  let h = 2166136261;
-  for (const c of text) h = Math.imul(h ^ c.codePointAt(0), 16777619) >>> 0;
-  return h.toString(36);
+/** A step whose last failure the workflow can do without: null instead of STEP_FAILED. */
+const optional = (step) =>
+  step.catch((error) => {
+    if (error.code !== 'STEP_FAILED') throw error;
+    return null;
+  });
+
+/**
+ * Sends an email once at most: the mail server takes no idempotency key. If the page went while
+ * it was being sent, nobody knows whether it went (OUTCOME_UNKNOWN), and it is not sent again.
+ */
+async function emailOnce(ctx, message) {
+  try {
+    return await call(ctx, 'email.send', message, { once: true });
+  } catch (error) {
+    if (error.code !== 'OUTCOME_UNKNOWN') throw error;
+    return { unknown: 'the page went while it was being sent: a person checks' };
+  }
 }
 
-// The services the workflows call. `perform` runs inside the service (see world.js): it returns
-// the answer or throws the service's error.
-const SERVICES = {
-  'llm.plan': {
-    latencyMs: 1200,
-    perform: ({ topic }) => ({
-      plan: [`search the web for "${topic}"`, `read the primary source on ${topic}`, 'summarise for the team'],
-    }),
-  },
-  'llm.summarize': {
-    latencyMs: 1200,
-    perform: ({ topic, sources }) => ({
-      summary: `${topic}: ${sources} sources agree on the essentials; details in the report.`,
-    }),
-  },
-  'search.web': {
-    latencyMs: 1500,
-    perform: ({ query }) => ({
-      hits: [1, 2, 3].map((n) => ({ title: `${query} (${n})`, url: `https://example.org/${hash(query + n)}` })),
-    }),
-  },
-  'docs.fetch': {
-    latencyMs: 1500,
-    // Flaky: the first request of each key times out at the gateway; the retry succeeds.
-    perform: ({ url }, call) => {
-      if (call === 1) throw new ServiceError('HTTP 503 from docs gateway (try again)');
-      return { url, words: 1200 + (parseInt(hash(url), 36) % 800) };
-    },
-  },
-  'pager.notify': {
-    latencyMs: 600,
-    // Always fails: every attempt ends in the outbox's dead letter.
-    perform: ({ channel }) => {
-      throw new ServiceError(`HTTP 410: pager channel ${channel} was archived`);
-    },
-  },
-  'email.send': {
-    latencyMs: 1200,
-    perform: ({ to, subject }) => ({ messageId: `msg-${hash(to + subject)}`, to }),
-  },
-  'payments.charge': {
-    latencyMs: 1200,
-    perform: ({ order, amountCents }) => ({ chargeId: `ch_${hash(order)}`, amountCents }),
-  },
-  'warehouse.reserve': {
-    latencyMs: 1500,
-    perform: ({ sku }) => ({ bin: `${sku.slice(0, 1).toUpperCase()}-${parseInt(hash(sku), 36) % 40}` }),
-  },
-  'shipping.book': {
-    latencyMs: 1500,
-    perform: ({ order }, call) => {
-      if (call === 1) throw new ServiceError('HTTP 503 from carrier API (try again)');
-      return { tracking: `TRK${hash(order).toUpperCase()}` };
-    },
-  },
-};
+/** Stores a file in the same commit as the step's result: both or neither. */
+const storeFile = (ctx, name, mediaType, lines) =>
+  ctx.step(name, ({ idempotencyKey, write }) => {
+    const bytes = new TextEncoder().encode(lines.join('\n'));
+    write({ op: 'putArtifact', artifact: { scope: ctx.workflowId, name, mediaType, bytes, idempotencyKey }, now: Date.now() });
+    return { name, sizeBytes: bytes.length };
+  });
 
-/** Calls a service under an idempotency key (what a tool or an activity does). */
-export function callTool(capability, key, args) {
-  const service = SERVICES[capability];
-  if (!service) throw new Error(`unknown service ${capability}`);
-  return callService(capability, key, args, service);
-}
+export const APPROVAL_TIMEOUT_MS = 10 * 60_000;
 
+export const research = defineWorkflow('research-agent', async (ctx, { topic }) => {
+  const { plan } = await call(ctx, 'llm.plan', { topic });
+  const url = `https://example.org/spec/${hash(topic)}`;
+  const [search, doc, paged] = await Promise.all([
+    call(ctx, 'search.web', { query: topic }),
+    call(ctx, 'docs.fetch', { url }, RETRIED),
+    optional(call(ctx, 'pager.notify', { channel: '#research-archive' }, RETRIED)),
+  ]);
+  await ctx.sleep('cool-down', 3000); // the model API's rate limit
+  const { summary } = await call(ctx, 'llm.summarize', { topic, sources: search.hits.length + 1 });
+  const report = await storeFile(ctx, 'report.md', 'text/markdown', [
+    `# ${topic}`,
+    '',
+    summary,
+    '',
+    '## Plan',
+    ...plan.map((p) => `- ${p}`),
+    '',
+    '## Sources',
+    ...search.hits.map((h) => `- [${h.title}](${h.url})`),
+    `- ${doc.url} (${doc.words} words)`,
+  ]);
+  // A person reads the report before it goes to the team (the Approve button sends the signal).
+  const approval = await ctx.waitForSignal('approve', { timeoutMs: APPROVAL_TIMEOUT_MS });
+  if (!approval) return { report, paged: paged !== null, email: 'not approved in time' };
+  const email = await emailOnce(ctx, { to: 'team@example.org', subject: `Research: ${topic}` });
+  return { report, paged: paged !== null, approvedBy: approval.by, email };
+});
+
+export const order = defineWorkflow('order-fulfilment', async (ctx, { order, sku, amountCents }) => {
+  try {
+    const charge = await call(ctx, 'payments.charge', { order, amountCents });
+    const [reserve, shipping] = await Promise.all([
+      call(ctx, 'warehouse.reserve', { sku }),
+      call(ctx, 'shipping.book', { order }, RETRIED),
+    ]);
+    await ctx.sleep('pickup-window', 4000); // the carrier's pickup
+    const receipt = await storeFile(ctx, 'receipt.txt', 'text/plain', [
+      `Receipt for ${order}`,
+      `${sku}: ${euros(amountCents)} (charge ${charge.chargeId})`,
+      `Shipped from bin ${reserve.bin}, tracking ${shipping.tracking}`,
+    ]);
+    const email = await emailOnce(ctx, { to: 'customer@example.org', subject: `Your ${sku} is on its way (${order})` });
+    return { charge: charge.chargeId, tracking: shipping.tracking, receipt, email };
+  } catch (error) {
+    // Cancelled (the Cancel button): a cleanup step gives the money back, then the run ends cancelled.
+    if (error.code === 'CANCELLED') await call(ctx, 'payments.refund', { order });
+    throw error;
+  }
+});
+
+const euros = (cents) => `${(cents / 100).toFixed(2)} EUR`;
 const TOPICS = ['OPFS durability', 'idempotency keys', 'the outbox pattern', 'durable timers', 'WAL on sahpool'];
 const SKUS = ['kettle', 'lamp', 'chair', 'desk'];
 
+/** What the page shows and starts of each workflow: a title, a line about its input, the n-th input. */
 export const WORKFLOWS = {
-  'research-agent': {
+  [research.name]: {
+    workflow: research,
     title: 'Research agent',
     describe: (input) => input.topic,
     input: (n) => ({ topic: TOPICS[n % TOPICS.length] }),
-    steps: [
-      { id: 'plan', kind: 'tool', tool: 'llm.plan', args: (s) => ({ topic: s.input.topic }) },
-      {
-        id: 'gather',
-        kind: 'activities',
-        activities: (s) => [
-          { name: 'search', type: 'search.web', input: { query: s.input.topic } },
-          { name: 'fetch', type: 'docs.fetch', input: { url: `https://example.org/spec/${hash(s.input.topic)}` } },
-          { name: 'notify', type: 'pager.notify', input: { channel: '#research-archive' }, optional: true },
-        ],
-      },
-      { id: 'cool-down', kind: 'timer', ms: 3000, why: 'rate limit of the model API' },
-      {
-        id: 'summarize',
-        kind: 'tool',
-        tool: 'llm.summarize',
-        args: (s) => ({ topic: s.input.topic, sources: s.outputs.gather.search.hits.length + 1 }),
-      },
-      {
-        id: 'report',
-        kind: 'artifact',
-        name: 'report.md',
-        mediaType: 'text/markdown',
-        content: (s) =>
-          [
-            `# ${s.input.topic}`,
-            '',
-            s.outputs.summarize.summary,
-            '',
-            '## Plan',
-            ...s.outputs.plan.plan.map((p) => `- ${p}`),
-            '',
-            '## Sources',
-            ...s.outputs.gather.search.hits.map((h) => `- [${h.title}](${h.url})`),
-            `- ${s.outputs.gather.fetch.url} (${s.outputs.gather.fetch.words} words)`,
-          ].join('\n'),
-      },
-      {
-        id: 'email',
-        kind: 'tool',
-        tool: 'email.send',
-        args: (s) => ({ to: 'team@example.org', subject: `Research: ${s.input.topic}` }),
-      },
-    ],
   },
-  'order-fulfilment': {
+  [order.name]: {
+    workflow: order,
     title: 'Order fulfilment',
-    describe: (input) => `${input.sku} · ${(input.amountCents / 100).toFixed(2)} EUR`,
+    describe: (input) => `${input.sku} · ${euros(input.amountCents)}`,
     input: (n) => ({ order: `order-${1001 + n}`, sku: SKUS[n % SKUS.length], amountCents: 1990 + 500 * n }),
-    steps: [
-      {
-        id: 'charge',
-        kind: 'tool',
-        tool: 'payments.charge',
-        args: (s) => ({ order: s.input.order, amountCents: s.input.amountCents }),
-      },
-      {
-        id: 'ship',
-        kind: 'activities',
-        activities: (s) => [
-          { name: 'reserve', type: 'warehouse.reserve', input: { sku: s.input.sku } },
-          { name: 'book', type: 'shipping.book', input: { order: s.input.order } },
-        ],
-      },
-      { id: 'pickup-window', kind: 'timer', ms: 4000, why: 'wait for the carrier pickup' },
-      {
-        id: 'receipt',
-        kind: 'artifact',
-        name: 'receipt.txt',
-        mediaType: 'text/plain',
-        content: (s) =>
-          [
-            `Receipt for ${s.input.order}`,
-            `${s.input.sku}: ${(s.input.amountCents / 100).toFixed(2)} EUR (charge ${s.outputs.charge.chargeId})`,
-            `Shipped from bin ${s.outputs.ship.reserve.bin}, tracking ${s.outputs.ship.book.tracking}`,
-          ].join('\n'),
-      },
-      {
-        id: 'confirm',
-        kind: 'tool',
-        tool: 'email.send',
-        args: (s) => ({ to: 'customer@example.org', subject: `Your ${s.input.sku} is on its way (${s.input.order})` }),
-      },
-    ],
   },
 };
 
 /** A new workflow id: the type's first word and a random suffix (`research-1a2b3c`). */
-export function newWorkflowId(type) {
-  return `${type.split('-')[0]}-${crypto.randomUUID().slice(0, 6)}`;
-}
-
-/** The type of a workflow, from its id. */
-export function workflowTypeOf(workflowId) {
-  const prefix = workflowId.split('-')[0];
-  return Object.keys(WORKFLOWS).find((type) => type.split('-')[0] === prefix) ?? null;
-}
-
-/** Where the effect under `key` (`<workflow>/<step>[/<activity>]`) comes in its workflow, to sort by. */
-export function stepOrder(key) {
-  const [workflowId, step] = key.split('/');
-  const steps = WORKFLOWS[workflowTypeOf(workflowId)]?.steps ?? [];
-  return steps.findIndex((s) => s.id === step);
-}
+export const newWorkflowId = (type) => `${type.split('-')[0]}-${crypto.randomUUID().slice(0, 6)}`;

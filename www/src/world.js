@@ -1,12 +1,14 @@
-// The outside world the workflows' tools and activities act on: a payment API, a mail server,
+// The outside world the workflows' steps act on: a payment API, a mail server,
 // a web search... It is simulated here, and it lives outside the store (in localStorage), as a
 // real service would, so that it can testify to what happened to it:
 //   calls     how many requests arrived under an idempotency key;
 //   performed how many times the effect was actually applied (a charge made, a mail sent).
 // Like a payment API with idempotency keys, a service applies the effect of a key once and
-// answers a repeated request with the first answer, flagged `replayed`. The runner's job is to
-// make repeated requests rare (the effect ledger) and harmless (the key); `performed` must end
-// at exactly 1 for every effect that completed, however often the page was reloaded.
+// answers a repeated request with the first answer, flagged `replayed`; a service without keys
+// (`idempotent: false`, a mail server) applies every request it gets. The engine's job is to
+// make repeated requests rare (a step's recorded result) and harmless (the key), and to never
+// repeat a request to a service without keys (a `once` step); `performed` must end at exactly 1
+// for every effect that completed, however often the page was reloaded.
 
 const KEY = 'runstore-demo:world';
 
@@ -46,10 +48,10 @@ export function resetWorld() {
 
 /**
  * Sends one request to a simulated service. Half-way through its latency the service applies
- * the effect (once per key): `perform(request, callNumber)` returns the answer or throws the
+ * the effect (once per key, if it takes keys): `perform(request, callNumber)` returns the answer or throws the
  * service's error. A page that reloads during the call loses the answer, not the effect.
  */
-export async function callService(capability, key, request, { latencyMs, perform }) {
+export async function callService(capability, key, request, { latencyMs, perform, idempotent = true }) {
   const entry = update(key, (e) => ({
     capability,
     calls: (e?.calls ?? 0) + 1,
@@ -58,7 +60,7 @@ export async function callService(capability, key, request, { latencyMs, perform
     lastError: e?.lastError ?? null,
   }));
   await sleep(latencyMs / 2);
-  if (entry.performed > 0) {
+  if (idempotent && entry.performed > 0) {
     await sleep(latencyMs / 2);
     return { ...load()[key].output, replayed: true };
   }
