@@ -79,7 +79,7 @@ export declare class RunStoreError extends Error {
   readonly serverCode?: string | null;
   /** UNAVAILABLE, or BACKEND from a store whose wasm trapped: the request id of the write whose outcome is unknown (null for a read); ask `requestOutcome` later. */
   readonly requestId?: string | null;
-  /** BACKEND: the store's WebAssembly trapped (an engine fault or a panic); see the README's error table. */
+  /** BACKEND: the store's WebAssembly trapped (an engine fault or a panic); see the error table in docs/browser-apps.md. */
   readonly trapped?: boolean;
 }
 

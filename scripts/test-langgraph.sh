@@ -2,11 +2,11 @@
 # The package in Node and with LangGraph.js: installs the packed tarball into tests/langgraph
 # (an app with LangGraph's packages), runs the Node tests there (imports on a server,
 # runstore/core's init, a graph resumed after a cut-off run, examples/node-quickstart.mjs),
-# the README's vitest example and its quick start (an app's unit tests on RunStore in Node, also
-# under vitest's jsdom and happy-dom environments), every code block of the README under strict
-# TypeScript, LangGraph's checkpoint validation suite on RunStoreSaver (vitest prints its own
-# count), and the page whose graph survives reloads and runs beside another tab's in headless
-# Chromium.
+# the vitest example of docs/node.md and the README's quick start (an app's unit tests on RunStore
+# in Node, also under vitest's jsdom and happy-dom environments), every code block of the README
+# and the docs under strict TypeScript, and their links, LangGraph's checkpoint validation suite
+# on RunStoreSaver (vitest prints its own count), and the page whose graph survives reloads and
+# runs beside another tab's in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -17,14 +17,16 @@ if [ ! -d "$app/node_modules/@langchain/langgraph" ] || [ "$app/package.json" -n
 fi
 bash scripts/pack-into.sh "$app"
 (cd "$app" && node --test --test-reporter=spec node.test.mjs)
-echo "[node] the README's vitest example (README.md, \"In Node\") and quick start: an app's unit tests on RunStore in Node, jsdom and happy-dom"
-node tests/js/readme-example.mjs --vitest README.md 'In Node' "$app/readme-example" jsdom happy-dom
+echo "[node] the vitest example (docs/node.md) and the README's quick start: an app's unit tests on RunStore in Node, jsdom and happy-dom"
+node tests/js/readme-example.mjs --vitest "$app/readme-example" 'docs/node.md#Unit tests on a real store' jsdom happy-dom
 # An app's own vitest config, empty: without one vitest takes tests/langgraph's (the suites).
 echo 'export default {};' > "$app/readme-example/vitest.config.mjs"
 (cd "$app/readme-example" && NO_COLOR=1 ../node_modules/.bin/vitest run)
-echo "[types] every code block of README.md under strict TypeScript, the package's declarations checked too"
-node tests/js/readme-types.mjs README.md "$app/readme-types"
+echo "[types] every code block of README.md and docs/ under strict TypeScript, the package's declarations checked too"
+node tests/js/readme-types.mjs "$app/readme-types" README.md docs/*.md
 tsc -p "$app/readme-types"
+echo "[docs] every link of the README and docs/ leads to a file and heading that exist"
+node --test tests/js/docs-links.test.mjs
 echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (RunStore, memory, in Node's process)"
 (cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
 (cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)

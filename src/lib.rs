@@ -18,10 +18,10 @@
 //! # Ok::<(), runstore::Error>(())
 //! ```
 
-/// The README's Rust example, compiled with the doctests.
+/// The Rust example of docs/servers.md, compiled with the doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
+#[doc = include_str!("../docs/servers.md")]
+pub struct DocsDoctests;
 
 mod backend;
 pub mod error;

@@ -723,7 +723,7 @@ test('an exclusive store: a second tab gets BUSY at once, and the store after th
   await second.close();
 });
 
-test('the README quick start runs and prints what it says', inBrowser("OPFS (the quick start's store)"), async () => {
+test('the README quick start and the tour of the store (docs/browser-apps.md) run and print what they say', inBrowser("OPFS (the quick start's store)"), async () => {
   const page = await openApp();
   const printed = [];
   page.on('console', (message) => {

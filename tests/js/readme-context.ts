@@ -1,6 +1,6 @@
-// What the README's snippets take as given, declared with the types an app has, so that
-// tsc checks each snippet as it would in that app (tests/js/readme-types.mjs copies this file
-// beside them). Never run.
+// What the snippets of the README and the docs take as given, declared with the types an app
+// has, so that tsc checks each snippet as it would in that app (tests/js/readme-types.mjs copies
+// this file beside them). Never run.
 import { MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import type { HumanMessage, ToolCall } from '@langchain/core/messages';
 import type * as runstore from 'runstore';

@@ -273,13 +273,13 @@ test(title("a hidden leader's durable timers never fire early; how late they fir
   }
 });
 
-/** The README's Workflows files, as scripts/build-test-app.sh extracted them into the test app. */
+/** The first workflow's files (docs/workflows.md; the README shows shop.js), as scripts/build-test-app.sh extracted them into the test app. */
 const README_FILES = new URL('../app/src/readme-workflows/', import.meta.url);
 
-/** What a README file says it prints: its `console.log(...); // → text` lines. */
+/** What one of those files says it prints: its `console.log(...); // → text` lines. */
 const promised = (file) => [...readFileSync(new URL(file, README_FILES), 'utf8').matchAll(/console\.log\(.*\); \/\/ → (.*)$/gm)].map((m) => m[1].trim());
 
-test(title("the README's Workflows example runs as written"), async () => {
+test(title("the first workflow of the README and docs/workflows.md runs as written"), async () => {
   if (IN_NODE) {
     const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL('node.js', README_FILES))], { timeout: 30_000 });
     assert.deepEqual(stdout.trim().split('\n'), promised('node.js'));

@@ -100,7 +100,7 @@ test('a tool call cut off after it started is not performed again: onOutcomeUnkn
   }
 });
 
-test('the README\'s Node example runs (node examples/node-quickstart.mjs)', async () => {
+test('the example docs/node.md names runs (node examples/node-quickstart.mjs)', async () => {
   const example = fileURLToPath(new URL('../../examples/node-quickstart.mjs', import.meta.url));
   const child = spawn(process.execPath, [example], { cwd: here });
   let output = '';

@@ -110,7 +110,7 @@ window.runWorkflowCase = (name, options) => {
   return reportOf(new Worker(new URL('./workflow-worker.js', import.meta.url), { type: 'module' }), { medium });
 };
 
-/** Runs the README's Workflows example for a page (src/readme-workflows/page.js, extracted by scripts/build-test-app.sh). */
+/** Runs the first workflow's page (src/readme-workflows/page.js, extracted from docs/workflows.md by scripts/build-test-app.sh). */
 window.runReadmeWorkflows = () => import('./readme-workflows/page.js');
 
 /** This tab's engine on the shared store `name` (the many-tabs test); resolves to whether the tab leads. */
