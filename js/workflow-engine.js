@@ -44,6 +44,8 @@ export class WorkflowEngine {
   #drivers = new Map();
   /** Workflows found not to be this engine's to run (another type, another device). */
   #skipped = new Set();
+  /** Of those, the runs of another device: shown, not run. */
+  #elsewhere = new Set();
   #running = false;
   #stopped = false;
   #offLeader = () => {};
@@ -142,7 +144,7 @@ export class WorkflowEngine {
         requestId: `wf-start:${runId}`,
         operations: [
           { op: 'append', workflowId: id, events: [started], expectedSeq: 0 },
-          { op: 'upsertVisibility', record: this.startRecord(id, runId, type, now) },
+          { op: 'upsertVisibility', record: this.startRecord(id, runId, type, now, this.device) },
         ],
       });
     } catch (error) {
@@ -174,7 +176,7 @@ export class WorkflowEngine {
     const signalId = options?.signalId ?? crypto.randomUUID();
     checkName(signalId, 'options.signalId');
     const stored = asStored(payload, 'payload');
-    await this.#store.workflowSummary(workflowId);
+    await this.#runsHere(workflowId, await this.#store.workflowSummary(workflowId));
     const message = { kind: 'signal', signal: name, signalId, ...withValue('payload', stored) };
     const { outcomes } = await this.write({ operations: [this.inboxInsert(workflowId, `signal/${workflowId}/${signalId}`, message)] });
     return { signalId, duplicate: outcomes[0].inserted === 0 };
@@ -190,6 +192,7 @@ export class WorkflowEngine {
     if (reason !== null && typeof reason !== 'string') throw invalid('reason must be a string', 'options.reason');
     const summary = await this.#store.workflowSummary(workflowId);
     if (isClosed(summary.status)) return;
+    await this.#runsHere(workflowId, summary);
     await this.write({ operations: [this.cancelRow(workflowId, reason, summary.runId)] });
   }
 
@@ -221,10 +224,13 @@ export class WorkflowEngine {
     const record = await this.#store.getVisibility(workflowId);
     const attributes = record?.runId === summary.runId ? (record.searchAttributes ?? {}) : {};
     const blocked = record?.runId === summary.runId && record.status === 'blocked';
+    const origin = await this.#originOf(workflowId, summary, record);
     return {
       workflowId,
       runId: summary.runId,
       workflowType: summary.workflowType,
+      origin,
+      runsHere: origin === null || origin === this.device,
       status: blocked ? 'blocked' : summary.status,
       startedAt: summary.startedAt,
       closedAt: summary.closedAt,
@@ -244,6 +250,26 @@ export class WorkflowEngine {
     this.#offNotices();
     await this.#pause();
     this.timers.close();
+  }
+
+  /** The device whose engine runs the workflow's current run (null: any). */
+  async #originOf(workflowId, summary, record) {
+    record ??= await this.#store.getVisibility(workflowId);
+    const kept = record?.runId === summary.runId ? record.searchAttributes?.origin : undefined;
+    if (kept !== undefined) return kept;
+    const firstSeq = await this.#firstSeq(workflowId, summary, record);
+    const { items } = await this.#store.readHistoryFrom(workflowId, firstSeq, { limit: 1 });
+    return items[0]?.data?.origin ?? null;
+  }
+
+  /** Refuses a message to a run that another device runs: it would never be taken. */
+  async #runsHere(workflowId, summary) {
+    const origin = await this.#originOf(workflowId, summary);
+    if (origin === null || origin === this.device) return;
+    throw new RunStoreError('CONFLICT', `workflow ${workflowId} runs on another device (${origin}); signals and cancellations reach a run only where it runs`, {
+      entity: 'workflow',
+      id: workflowId,
+    });
   }
 
   // ----- running -----
@@ -277,6 +303,7 @@ export class WorkflowEngine {
     for (const driver of this.#drivers.values()) driver.stop();
     this.#drivers.clear();
     this.#skipped.clear();
+    this.#elsewhere.clear();
     this.#loadQueue = [];
     this.bodies.abortAll();
     this.timers.cancelAll();
@@ -317,11 +344,43 @@ export class WorkflowEngine {
     if (this.#drivers.get(driver.workflowId) === driver) this.#drivers.delete(driver.workflowId);
   }
 
-  /** A driver whose run is not this engine's to run. */
-  skipped(driver, reason) {
+  /**
+   * A driver whose run is not this engine's to run. A run of another device (pulled by sync)
+   * is shown: its visibility record, which sync does not carry, is written from its journal,
+   * again whenever its journal changes.
+   */
+  skipped(driver, reason, elsewhere = false) {
     this.forget(driver);
     this.#skipped.add(driver.workflowId);
+    if (elsewhere) {
+      this.#elsewhere.add(driver.workflowId);
+      this.#show(driver.workflowId);
+      return;
+    }
     this.report(new RunStoreError('NOT_FOUND', `workflow ${driver.workflowId} is not run here: ${reason}`, { workflowId: driver.workflowId }), driver.workflowId);
+  }
+
+  /**
+   * Whether an ended run is one of another device's that this store has no record of (pulled
+   * by sync after it ended there).
+   */
+  async endedElsewhere(workflowId, summary) {
+    if (!this.#definitions.has(summary.workflowType)) return false;
+    const record = await this.#store.getVisibility(workflowId);
+    if (record?.runId === summary.runId && record.head === summary.head) return false;
+    const origin = await this.#originOf(workflowId, summary, record);
+    return origin !== null && origin !== this.device;
+  }
+
+  /** Writes the visibility record of a run this engine does not run, from its journal. */
+  async #show(workflowId) {
+    try {
+      const record = await elsewhereRecord(this.#store, workflowId, await this.#store.workflowSummary(workflowId));
+      await this.write({ operations: [{ op: 'upsertVisibility', record }] });
+    } catch (error) {
+      // CONFLICT: a record of a later head is there already.
+      if (error?.code !== 'CONFLICT') this.report(error, workflowId);
+    }
   }
 
   /** Reads the workflow's current run: `{ started, history, head, firstSeq }`, `{ closed }`, or null. */
@@ -346,8 +405,8 @@ export class WorkflowEngine {
   }
 
   /** Where the current run starts: kept in its visibility record, else found in the run chain. */
-  async #firstSeq(workflowId, summary) {
-    const record = await this.#store.getVisibility(workflowId);
+  async #firstSeq(workflowId, summary, record) {
+    record ??= await this.#store.getVisibility(workflowId);
     const kept = record?.runId === summary.runId ? record.searchAttributes?.firstSeq : undefined;
     if (Number.isSafeInteger(kept) && kept > 0) return kept;
     const chain = await this.#store.readRunChain(workflowId);
@@ -422,7 +481,7 @@ export class WorkflowEngine {
   }
 
   /** The visibility record of a run that just started. */
-  startRecord(workflowId, runId, workflowType, now) {
+  startRecord(workflowId, runId, workflowType, now, origin) {
     return {
       workflowId,
       runId,
@@ -430,13 +489,18 @@ export class WorkflowEngine {
       status: 'running',
       startTime: now,
       head: 1,
-      searchAttributes: { engine: 'runstore/workflow', firstSeq: 1, steps: 0, step: null, waiting: null },
+      searchAttributes: { engine: 'runstore/workflow', origin, firstSeq: 1, steps: 0, step: null, waiting: null },
     };
   }
 
   #heard(change) {
     if (!this.#running) return;
-    if (change.areas.includes('journal')) for (const workflowId of change.workflowIds) this.adopt(workflowId);
+    if (change.areas.includes('journal')) {
+      for (const workflowId of change.workflowIds) {
+        if (this.#elsewhere.has(workflowId)) this.#show(workflowId);
+        else this.adopt(workflowId);
+      }
+    }
     // The engine's own commits consume inbox rows; any other outbox write may have added one.
     const own = typeof change.requestId === 'string' && change.requestId.startsWith('wf:');
     if (change.areas.includes('outbox') && !own) this.#readInbox();
@@ -517,6 +581,35 @@ async function deviceOf(store) {
       if (error?.code !== 'CONFLICT') throw error; // another tab made it first: read it
     }
   }
+}
+
+/** The visibility record of a run another device runs, from its journal as far as it goes here. */
+async function elsewhereRecord(store, workflowId, summary) {
+  const chain = await store.readRunChain(workflowId);
+  const firstSeq = chain.at(-1)?.firstSeq ?? 1;
+  const events = [];
+  for await (const event of pages((page) => store.readHistoryFrom(workflowId, firstSeq, page), 10_000)) events.push(event);
+  const steps = new Map(events.filter((e) => e.name === 'step').map((e) => [e.data.n, e.data.step]));
+  const done = events.filter((e) => e.name === 'stepDone');
+  const failed = events.findLast((e) => e.type === 'failed');
+  return {
+    workflowId,
+    runId: summary.runId,
+    workflowType: summary.workflowType,
+    status: summary.status,
+    startTime: summary.startedAt,
+    closeTime: summary.closedAt,
+    failureReason: failed?.reason ?? null,
+    head: summary.head,
+    searchAttributes: {
+      engine: 'runstore/workflow',
+      origin: events[0]?.data?.origin ?? null,
+      firstSeq,
+      steps: done.length,
+      step: steps.get(done.at(-1)?.data.n) ?? null,
+      waiting: null,
+    },
+  };
 }
 
 /** Every item of a paged listing, page by page. */

@@ -76,9 +76,10 @@ export function errorFrom(record) {
 
 /** What a step's last failed attempt throws into the workflow. */
 export function stepFailure(step, attempts, record) {
-  if (record.code === 'OUTCOME_UNKNOWN' || record.code === 'CANCELLED') {
-    return new RunStoreError(record.code, record.message, { step, attempts });
+  if (record.code === 'OUTCOME_UNKNOWN') {
+    return new RunStoreError(record.code, record.message, { step, attempts, idempotencyKey: record.idempotencyKey ?? null });
   }
+  if (record.code === 'CANCELLED') return new RunStoreError(record.code, record.message, { step, attempts });
   const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
   return new RunStoreError('STEP_FAILED', `step ${step} failed after ${tries}: ${record.message}`, {
     step,

@@ -48,11 +48,15 @@ export class RunDriver {
       return this.#retryLoad(error);
     }
     if (this.state === 'stopped') return;
-    if (!run || run.closed) return this.#end(run ? `workflow ${this.workflowId} has ended` : `no workflow ${this.workflowId}`);
+    if (!run) return this.#end(`no workflow ${this.workflowId}`);
+    if (run.closed) {
+      if (await engine.endedElsewhere(this.workflowId, run.summary)) return this.#skip('the run belongs to another device', true);
+      return this.#end(`workflow ${this.workflowId} has ended`);
+    }
     const def = engine.definition(run.started.workflowType);
     if (!def) return this.#skip(`workflow type ${run.started.workflowType} is not registered with this engine`);
     const { origin = null, parent = null } = run.started.data ?? {};
-    if (origin !== null && origin !== engine.device) return this.#skip('the run belongs to another device');
+    if (origin !== null && origin !== engine.device) return this.#skip('the run belongs to another device', true);
     const exec = new Execution(this, {
       workflowId: this.workflowId,
       runId: run.started.runId,
@@ -136,11 +140,11 @@ export class RunDriver {
     this.#engine.forget(this);
   }
 
-  #skip(reason) {
+  #skip(reason, elsewhere = false) {
     this.state = 'skipped';
     this.reason = reason;
     this.#settleRows(reason);
-    this.#engine.skipped(this, reason);
+    this.#engine.skipped(this, reason, elsewhere);
   }
 
   /** Stops for good (the engine stopped or lost its lead): nothing more is written. */
@@ -222,10 +226,11 @@ export class RunDriver {
     command.ledgerRevision = record?.revision ?? null;
     if (command.phase === 'waiting') return this.#armRetry(exec, command, command.retryAt);
     if (this.#engine.bodies.get(command.key)?.attempt === command.attempt) return this.runBody(exec, command);
-    if (!command.options.once) return exec.enqueue(this.#nextAttempt(exec, command));
+    if (!command.options.once) return exec.enqueue(this.#nextAttempt(exec, command, 'restart'));
     const error = {
       name: 'RunStoreError',
       code: 'OUTCOME_UNKNOWN',
+      idempotencyKey: command.key,
       message: `step ${command.name} of workflow ${exec.workflowId} may or may not have run: the engine stopped during attempt ${command.attempt}, and the step is marked once`,
     };
     exec.enqueue({
@@ -235,12 +240,15 @@ export class RunDriver {
     });
   }
 
-  /** The input that starts attempt `command.attempt + 1`, and runs it once recorded. */
-  #nextAttempt(exec, command) {
+  /**
+   * The input that starts attempt `command.attempt + 1`, and runs it once recorded. `cause`:
+   * `retry` after a failed attempt, `restart` after one its engine stopped during.
+   */
+  #nextAttempt(exec, command, cause) {
     const attempt = command.attempt + 1;
     return {
       name: 'stepAttempt',
-      data: { n: command.n, attempt },
+      data: { n: command.n, attempt, cause },
       ops: () => [
         { op: 'cancelTimer', workflowId: exec.workflowId, timerId: `retry/${command.name}` },
         this.ledger(exec, command, { type: 'started' }, attempt),
@@ -299,7 +307,7 @@ export class RunDriver {
 
   #armRetry(exec, command, retryAt) {
     if (exec.dead) return;
-    command.cancelTimer = this.#at(retryAt, () => exec.enqueue(this.#nextAttempt(exec, command)));
+    command.cancelTimer = this.#at(retryAt, () => exec.enqueue(this.#nextAttempt(exec, command, 'retry')));
   }
 
   /** Arms the timer of a sleep or a wait's timeout: when due, its input goes to the run. */
@@ -336,7 +344,7 @@ export class RunDriver {
     };
     return [
       { op: 'append', workflowId: command.childId, events: [started], expectedSeq: 0 },
-      { op: 'upsertVisibility', record: this.#engine.startRecord(command.childId, runId, workflow.name, now) },
+      { op: 'upsertVisibility', record: this.#engine.startRecord(command.childId, runId, workflow.name, now, started.data.origin) },
     ];
   }
 
@@ -455,6 +463,7 @@ export class RunDriver {
       head,
       searchAttributes: {
         engine: 'runstore/workflow',
+        origin: exec.origin,
         firstSeq: continued ? head : exec.firstSeq,
         steps: continued ? 0 : stepsDone,
         step: continued ? null : step,

@@ -136,6 +136,10 @@ export interface WorkflowDescription {
   workflowId: string;
   runId: string | null;
   workflowType: string | null;
+  /** The device (`WorkflowEngine#device`) whose engine runs the current run; null: any. */
+  origin: string | null;
+  /** Whether this store's engine runs it (else it was started on another device and pulled by sync). */
+  runsHere: boolean;
   /** `blocked`: its code no longer replays its history (NON_DETERMINISM, in `failureReason`). */
   status: 'running' | 'completed' | 'failed' | 'cancelled' | 'blocked' | 'pending' | 'paused' | 'continuedAsNew';
   startedAt: number | null;
@@ -169,12 +173,20 @@ export declare class WorkflowEngine {
   /** Whether this engine runs the store's workflows now. */
   readonly running: boolean;
   /**
+   * This store's device id (made once per store, kept in it): the runs started here carry it,
+   * and only they run here. A store that syncs shows other devices' runs without running them.
+   */
+  readonly device: string;
+  /**
    * Starts a run; resolves to its handle. An id names one workflow for good: starting it again
    * gives the handle of the one there is (CONFLICT if it is of another type).
    */
   start<I, O>(workflow: Workflow<I, O> | string, options?: { id?: string; input?: I }): Promise<WorkflowHandle<O>>;
   handle<O = any>(workflowId: string): WorkflowHandle<O>;
-  /** Sends signal `name`, kept once per `signalId`. NOT_FOUND for an unknown workflow. */
+  /**
+   * Sends signal `name`, kept once per `signalId`. NOT_FOUND for an unknown workflow, CONFLICT
+   * for a run of another device.
+   */
   signal(workflowId: string, name: string, payload?: unknown, options?: { signalId?: string }): Promise<SignalOutcome>;
   /** Asks the workflow to cancel: CANCELLED is raised at its next await. */
   cancel(workflowId: string, options?: { reason?: string }): Promise<void>;

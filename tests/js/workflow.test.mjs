@@ -63,14 +63,16 @@ test(title('a body cut off by its engine runs again with the same idempotency ke
   assert.deepEqual(report.seen.map((s) => s.attempt), [1, 2]);
   // The cut-off attempt's late answer was not recorded: the ledger holds attempt 2's.
   assert.deepEqual(report.effect, { status: { type: 'completed', output: { charged: true, attempt: 2 } }, attempt: 2 });
+  assert.deepEqual(report.attempt, { n: 0, attempt: 2, cause: 'restart' }, 'the journal says why the body ran again');
 });
 
 test(title('a once step cut off by its engine is OUTCOME_UNKNOWN and never runs again'), async () => {
   const report = await runCase('onceStepOutcomeUnknown');
   assert.equal(report.calls, 1);
-  assert.deepEqual(report.result, { code: 'OUTCOME_UNKNOWN', step: 'pay' });
+  const [[status, key]] = report.unresolved;
+  assert.equal(status, 'outcomeUnknown');
+  assert.deepEqual(report.result, { code: 'OUTCOME_UNKNOWN', step: 'pay', idempotencyKey: key }, 'the error names the key to look the call up by');
   assert.deepEqual(report.handleResult, report.result, "the first engine's handle hears the result too");
-  assert.deepEqual(report.unresolved, ['outcomeUnknown']);
 });
 
 test(title('a step whose start lands after its engine stopped runs in the next engine, not the stopped one'), async () => {
@@ -91,6 +93,7 @@ test(title('retries back off on durable timers; FatalError and the last attempt 
   // 30 ms, then 60 ms (backoffCoefficient 2), never sooner.
   assert.ok(report.gaps[0] >= 30 && report.gaps[1] >= 60, `gaps ${report.gaps}`);
   assert.deepEqual(report.kinds.slice(0, 7), ['started', 'step', 'stepRetry', 'stepAttempt', 'stepRetry', 'stepAttempt', 'stepDone']);
+  assert.deepEqual(report.causes, ['retry', 'retry', 'retry']);
 });
 
 test(title('an error the code does not catch fails the run, and result() says why'), async () => {
@@ -187,6 +190,18 @@ test(title('start() is idempotent by id; another type under a taken id is CONFLI
   assert.equal(report.started, 1);
   assert.equal(report.other.code, 'CONFLICT');
   assert.equal(report.unregistered.code, 'INVALID_INPUT');
+  assert.deepEqual([report.origin, report.runsHere], [report.device, true]);
+});
+
+test(title("another device's run (pulled by sync) is shown from its journal, not run, and refuses signals"), async () => {
+  const report = await runCase('anotherDevicesRun');
+  assert.equal(report.calls, 0, 'no step of it ran here');
+  assert.deepEqual(report.shown, { status: 'running', origin: 'far-device', steps: 1, step: 'one' });
+  assert.deepEqual(report.ended, { status: 'completed', head: 6, origin: 'far-device', steps: 2, step: 'two' });
+  assert.deepEqual([report.origin, report.runsHere], ['far-device', false]);
+  assert.equal(report.signal.code, 'CONFLICT');
+  assert.match(report.signal.message, /runs on another device/);
+  assert.equal(report.result, 2);
 });
 
 test(title('runs are in the visibility index with their type, status, step and error'), async () => {

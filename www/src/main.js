@@ -8,7 +8,6 @@ import { Inspector } from './inspector.js';
 import { LangGraphAgents } from './langgraph.js';
 import { Recovery, describeRecovery } from './recovery.js';
 import { STORE_NAME, deleteStore, mediumName, openStore } from './store.js';
-import { showSynced } from './synced.js';
 import { SyncPanel, loadSyncConfig } from './sync.js';
 import { setUpTransfer } from './transfer.js';
 import { WORKFLOWS, newWorkflowId } from './workflows.js';
@@ -72,7 +71,6 @@ async function main() {
     inspector.refreshSoon();
     if (change.areas.includes('checkpoints')) agents.render().catch((error) => console.error(error));
     if (!engine.running || !change.areas.includes('journal')) return;
-    showSynced(store, engine, change.workflowIds).catch((error) => console.error(error));
     if (change.workflowIds.some((id) => recovery.active.includes(id))) updateRecovery();
   });
   // With a sync server, the leader tab also syncs (live) and every tab shows how it goes.

@@ -98,8 +98,9 @@ export const CASES = {
     engine = await WorkflowEngine.start(store, { workflows: [flow] });
     const result = await engine.result('c1');
     const effect = await store.loadEffect(seen[0].idempotencyKey);
+    const attempt = (await history(store, 'c1')).find((e) => e.kind === 'stepAttempt').data;
     await engine.stop();
-    return { result, seen, effect: { status: effect.status, attempt: effect.request.attempt } };
+    return { result, seen, effect: { status: effect.status, attempt: effect.request.attempt }, attempt };
   },
 
   /** A `once` step cut off by its engine's end is OUTCOME_UNKNOWN, never run again. */
@@ -114,7 +115,7 @@ export const CASES = {
         }, { once: true });
         return 'paid';
       } catch (error) {
-        return { code: error.code, step: error.step };
+        return { code: error.code, step: error.step, idempotencyKey: error.idempotencyKey };
       }
     });
     let engine = await WorkflowEngine.start(store, { workflows: [flow] });
@@ -124,7 +125,7 @@ export const CASES = {
     engine = await WorkflowEngine.start(store, { workflows: [flow] });
     const result = await handle.result().catch(errorOf);
     const result2 = await engine.result('p1');
-    const unresolved = (await store.listUnresolvedEffects({ limit: 10 })).items.map((e) => e.status.type);
+    const unresolved = (await store.listUnresolvedEffects({ limit: 10 })).items.map((e) => [e.status.type, e.idempotencyKey]);
     await engine.stop();
     return { result: result2, calls, unresolved, handleResult: result };
   },
@@ -195,7 +196,8 @@ export const CASES = {
     const events = await history(store, 'r1');
     await engine.stop();
     const gaps = attempts.flaky.slice(1).map((a, i) => a.at - attempts.flaky[i].at);
-    return { result, attempts: { flaky: attempts.flaky.map((a) => a.attempt), fatal: attempts.fatal, always: attempts.always }, gaps, kinds: events.map((e) => e.kind) };
+    const causes = events.filter((e) => e.kind === 'stepAttempt').map((e) => e.data.cause);
+    return { result, attempts: { flaky: attempts.flaky.map((a) => a.attempt), fatal: attempts.fatal, always: attempts.always }, gaps, kinds: events.map((e) => e.kind), causes };
   },
 
   /** An error the code does not catch fails the run, recorded; result() says so. */
@@ -455,8 +457,53 @@ export const CASES = {
     const unregistered = await rejection(engine.start('nope'));
     const results = [await first.result(), await second.result()];
     const started = (await history(store, 'same')).filter((e) => e.kind === 'started').length;
+    const { origin, runsHere } = await engine.describe('same');
     await engine.stop();
-    return { results, started, other, unregistered };
+    return { results, started, other, unregistered, origin, runsHere, device: engine.device };
+  },
+
+  /**
+   * A run of another device (its journal pulled by sync) is shown, not run: its visibility
+   * record is written from its journal as it grows, and signals to it are refused.
+   */
+  async anotherDevicesRun(open) {
+    const store = await open('wf-elsewhere');
+    let calls = 0;
+    const flow = defineWorkflow('synced', async (ctx) => {
+      await ctx.step('one', () => ++calls);
+      return ctx.step('two', () => ++calls);
+    });
+    const engine = await WorkflowEngine.start(store, { workflows: [flow] });
+    // What a pull brings: another device's run, one step done, then its end.
+    const at = Date.now();
+    const pulled = [
+      { type: 'started', workflowType: 'synced', runId: 'r-far', recordedAt: at, data: { origin: 'far-device', parent: null } },
+      { type: 'custom', name: 'step', recordedAt: at, data: { n: 0, step: 'one', attempt: 1 } },
+      { type: 'custom', name: 'stepDone', recordedAt: at, data: { n: 0, result: 1 } },
+    ];
+    await store.append('far-1', pulled, 0);
+    const shown = await until(() => store.getVisibility('far-1'), 'the record of the pulled run');
+    const described = await engine.describe('far-1');
+    const signal = await rejection(engine.signal('far-1', 'go', 1));
+    await store.append('far-1', [{ type: 'custom', name: 'step', recordedAt: at, data: { n: 1, step: 'two', attempt: 1 } },
+      { type: 'custom', name: 'stepDone', recordedAt: at, data: { n: 1, result: 2 } },
+      { type: 'completed', recordedAt: at + 1, data: { result: 2 } }], 3);
+    const ended = await until(async () => {
+      const record = await store.getVisibility('far-1');
+      return record.status === 'completed' && record;
+    }, 'the record of the pulled end');
+    const result = await engine.result('far-1');
+    await engine.stop();
+    const attributes = ({ searchAttributes: { origin, steps, step } }) => ({ origin, steps, step });
+    return {
+      calls,
+      shown: { status: shown.status, ...attributes(shown) },
+      ended: { status: ended.status, head: ended.head, ...attributes(ended) },
+      runsHere: described.runsHere,
+      origin: described.origin,
+      signal,
+      result,
+    };
   },
 
   /** Runs are in the visibility index: type, status, step, error. */
