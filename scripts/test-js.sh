@@ -4,8 +4,9 @@
 # app with Vite, then drives it in each browser engine (node --test tests/js/package.test.mjs
 # tests/js/crash.test.mjs ..., tests/js/browser.mjs picks the engine from RUNSTORE_ENGINE and
 # the medium from RUNSTORE_MEDIUM), each run with its own count:
-# - chromium: every file on OPFS, the package's cases again through a follower tab, and the
-#   package's cases and crash tests on IndexedDB;
+# - chromium: every file on OPFS, the package's cases again through a follower tab, the
+#   package's cases and crash tests on IndexedDB, and the workflow chaos run with its negative
+#   controls (short; scripts/chaos-workflow.sh --long runs it longer);
 # - firefox: every file on OPFS (the export's download and the import's file input are the
 #   engine's own), and the package's cases and crash tests on IndexedDB;
 # - webkit (on Xvfb): everything but the full-origin test (WebKit cannot lower a quota) on
@@ -62,7 +63,8 @@ for engine in "${engines[@]}"; do
       run chromium opfs "${ALL[@]}"
       # The package's cases again, each store served by another tab: the calls come from a follower.
       RUNSTORE_THROUGH=follower run chromium opfs tests/js/package.test.mjs
-      run chromium indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
+      run chromium indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs
+      run chromium opfs tests/js/workflow-chaos.test.mjs ;;
     firefox)
       run firefox opfs "${ALL[@]}"
       run firefox indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
