@@ -8,7 +8,8 @@
 # service's answer for its key, in the journal and the effect ledger; a body ran again only
 # when its tab was killed with its call in flight, under the same key with the next attempt;
 # every signal id was delivered once, however often sent; no timer fired early. Then its
-# negative control (an engine that does not record step results) must fail the same check.
+# negative controls must fail the same check: an engine that does not record step results, and
+# one that runs the workflows in every tab (only the service's log shows that one).
 # `npm test` runs it short (scripts/test-js.sh, Chromium); --long runs 150 workflows over
 # some 60 leader kills. WORKFLOW_CHAOS_VERBOSE=1 prints each kill.
 # Usage: scripts/chaos-workflow.sh [--long]
