@@ -11,7 +11,8 @@
 # negative controls must fail the same check: an engine that does not record step results, and
 # one that runs the workflows in every tab (only the service's log shows that one).
 # `npm test` runs it short (scripts/test-js.sh, Chromium); --long runs 150 workflows over
-# some 60 leader kills. WORKFLOW_CHAOS_VERBOSE=1 prints each kill.
+# some 80 leader kills. WORKFLOW_CHAOS_VERBOSE=1 prints each kill; WORKFLOW_CHAOS_LEAD_MS=0-300
+# kills each leader sooner after it took the lead (default 500-3000).
 # Usage: scripts/chaos-workflow.sh [--long]
 set -euo pipefail
 cd "$(dirname "$0")/.."

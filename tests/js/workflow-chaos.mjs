@@ -52,10 +52,11 @@ export function sitePackage(patches = []) {
 
 /**
  * Runs the chaos: `workflows` started over `spreadMs`, then kills go on until all completed
- * (at most `maxMs` in all). Resolves to the report: counts, kills, hand-off and resume times,
- * the engines' reported errors, and `problems` (none when the engine keeps its word).
+ * (at most `maxMs` in all), each leader killed after a lead of `leadMs` (`[least, most]`).
+ * Resolves to the report: counts, kills, hand-off and resume times, the engines' reported
+ * errors, and `problems` (none when the engine keeps its word).
  */
-export async function runWorkflowChaos({ patches = [], workflows = 16, spreadMs = 20_000, maxMs = 240_000, log = () => {} } = {}) {
+export async function runWorkflowChaos({ patches = [], workflows = 16, spreadMs = 20_000, maxMs = 240_000, leadMs = [500, 3_000], log = () => {} } = {}) {
   const root = sitePackage(patches);
   const service = await startService();
   const site = await serveStatic(root);
@@ -74,7 +75,7 @@ export async function runWorkflowChaos({ patches = [], workflows = 16, spreadMs 
       () => (outcome = true),
       (error) => (outcome = error),
     );
-    const { kills, handoffs } = await killLeaders(tabs, () => outcome !== null, { began, maxMs, log: (line) => log(`${line}; ${done.size}/${workflows} completed`) });
+    const { kills, handoffs } = await killLeaders(tabs, () => outcome !== null, { began, maxMs, leadMs, log: (line) => log(`${line}; ${done.size}/${workflows} completed`) });
     const durationMs = Date.now() - began;
 
     await tabs.closeAll();
@@ -154,11 +155,11 @@ async function untilCompleted(tabs, plan, done) {
 }
 
 /**
- * Kills the leader 0.5-3 s after it took the lead, closed or crashed at random, and opens a
+ * Kills the leader `leadMs` after it took the lead, closed or crashed at random, and opens a
  * tab for each one killed, until `over()` or the time is up. Resolves to the kills
  * (`{ tab, at, how }`) and each hand-off's time to the next leader.
  */
-async function killLeaders(tabs, over, { began, maxMs, log }) {
+async function killLeaders(tabs, over, { began, maxMs, leadMs: [least, most], log }) {
   const kills = [];
   const handoffs = [];
   while (!over() && Date.now() - began < maxMs) {
@@ -167,7 +168,7 @@ async function killLeaders(tabs, over, { began, maxMs, log }) {
       await sleep(50);
       continue;
     }
-    const due = Date.now() + 500 + Math.random() * 2_500;
+    const due = Date.now() + least + Math.random() * (most - least);
     while (!over() && Date.now() < due) await sleep(50);
     if (over()) break;
     const how = Math.random() < 0.5 ? 'close' : 'crash';

@@ -14,6 +14,8 @@ import { runWorkflowChaos, summary } from './workflow-chaos.mjs';
 
 const LONG = process.env.WORKFLOW_CHAOS === 'long';
 const RUN = LONG ? { workflows: 150, spreadMs: 180_000, maxMs: 600_000 } : { workflows: 12, spreadMs: 15_000, maxMs: 150_000 };
+/** How long each leader leads before it is killed, least-most ms (WORKFLOW_CHAOS_LEAD_MS=0-300 for harsher). */
+RUN.leadMs = (process.env.WORKFLOW_CHAOS_LEAD_MS ?? '500-3000').split('-').map(Number);
 /** Enough kills for the run to mean something: about one every 2 s of the run. */
 const MIN_KILLS = LONG ? 60 : 6;
 const log = process.env.WORKFLOW_CHAOS_VERBOSE ? (line) => console.log(line) : undefined;
