@@ -141,7 +141,6 @@ export class WorkflowEngine {
     const started = { type: 'started', workflowType: type, runId, recordedAt: now, data: { ...withValue('input', input), origin: this.device, parent: null } };
     try {
       await this.write({
-        requestId: `wf-start:${runId}`,
         operations: [
           { op: 'append', workflowId: id, events: [started], expectedSeq: 0 },
           { op: 'upsertVisibility', record: this.startRecord(id, runId, type, now, this.device) },
@@ -206,12 +205,16 @@ export class WorkflowEngine {
     for (;;) {
       signal?.throwIfAborted();
       const changed = this.#nextChange(workflowId, signal);
+      let outcome;
       try {
-        const outcome = await this.#outcome(workflowId);
-        if (outcome) return outcome.value;
+        outcome = await this.#outcome(workflowId);
       } catch (error) {
         changed.cancel();
         throw error;
+      }
+      if (outcome) {
+        changed.cancel();
+        return outcome.value;
       }
       await changed.promise;
     }
@@ -501,9 +504,8 @@ export class WorkflowEngine {
         else this.adopt(workflowId);
       }
     }
-    // The engine's own commits consume inbox rows; any other outbox write may have added one.
-    const own = typeof change.requestId === 'string' && change.requestId.startsWith('wf:');
-    if (change.areas.includes('outbox') && !own) this.#readInbox();
+    // An outbox write may have put a message in the inbox.
+    if (change.areas.includes('outbox')) this.#readInbox();
   }
 
   /**
@@ -512,10 +514,16 @@ export class WorkflowEngine {
    */
   #nextChange(workflowId, signal) {
     let stop = () => {};
+    const running = this.#running && this.#drivers.get(workflowId);
     const promise = new Promise((resolve, reject) => {
-      stop = this.#notices.listen((change) => {
-        if (change.workflowIds.includes(workflowId)) resolve();
-      });
+      // A run this engine runs says itself when it ends, stops or is blocked: no reads at each
+      // of its commits. Any other is looked at again at each notice that names it.
+      if (running) stop = running.onSettled(resolve);
+      else {
+        stop = this.#notices.listen((change) => {
+          if (change.workflowIds.includes(workflowId)) resolve();
+        });
+      }
       signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
     promise.then(stop, stop);

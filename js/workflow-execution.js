@@ -407,7 +407,7 @@ export class Execution {
     this.#batch = new Batch(this);
     for (;;) {
       try {
-        this.head = await batch.commit(this.head, () => this.visibility());
+        this.head = await batch.commit(this.head, (head) => this.visibility(head));
         break;
       } catch (error) {
         if (!this.dead && batch.refuse(error)) continue;

@@ -25,10 +25,26 @@ export class RunDriver {
   #reloadDelay = 0;
   /** Whether rows go to the execution as they come (its replay and the held rows are done). */
   #feeding = false;
+  #settled = new Set();
 
   constructor(engine, workflowId) {
     this.#engine = engine;
     this.workflowId = workflowId;
+  }
+
+  /**
+   * Calls `listener` once the run ends, stops, is blocked or is found not to be this engine's
+   * (whatever makes a waiter look at the store again); returns the function that drops it.
+   */
+  onSettled(listener) {
+    this.#settled.add(listener);
+    return () => this.#settled.delete(listener);
+  }
+
+  #settle() {
+    const listeners = [...this.#settled];
+    this.#settled.clear();
+    for (const listener of listeners) listener();
   }
 
   /** Loads the run and runs it; resolves once it is live (or found not to be this engine's). */
@@ -138,6 +154,7 @@ export class RunDriver {
     this.reason = reason;
     this.#settleRows(reason);
     this.#engine.forget(this);
+    this.#settle();
   }
 
   #skip(reason, elsewhere = false) {
@@ -145,6 +162,7 @@ export class RunDriver {
     this.reason = reason;
     this.#settleRows(reason);
     this.#engine.skipped(this, reason, elsewhere);
+    this.#settle();
   }
 
   /** Stops for good (the engine stopped or lost its lead): nothing more is written. */
@@ -155,6 +173,7 @@ export class RunDriver {
     this.#stopBodies();
     for (const cancel of this.#timers) cancel();
     this.#timers.clear();
+    this.#settle();
   }
 
   #stopBodies() {
@@ -480,7 +499,8 @@ export class RunDriver {
     const record = exec.visibility();
     this.#engine
       .write({ operations: [{ op: 'upsertVisibility', record }] })
-      .catch((failure) => this.#engine.report(failure, this.workflowId));
+      .catch((failure) => this.#engine.report(failure, this.workflowId))
+      .finally(() => this.#settle());
   }
 
   /** A commit of the run failed: the execution ends, and the run is loaded again from the store. */

@@ -82,6 +82,14 @@ test(title('a step whose start lands after its engine stopped runs in the next e
   assert.equal(report.result, 1);
 });
 
+test(title('awaiting a run the engine runs reads the store when it ends, not at each of its commits'), async () => {
+  const report = await runCase('resultReads');
+  assert.equal(report.result, 190);
+  // The run's load (summary, visibility, history) and result()'s reads: a dozen at most, where
+  // a read at each of its 21 commits would make 40 and more.
+  assert.ok(report.reads <= 12, `${report.reads} reads`);
+});
+
 test(title('retries back off on durable timers; FatalError and the last attempt throw STEP_FAILED'), async () => {
   const report = await runCase('retries');
   assert.deepEqual(report.result, {

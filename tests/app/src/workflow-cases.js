@@ -168,6 +168,39 @@ export const CASES = {
     return { afterStop, attempts, result };
   },
 
+  /**
+   * Awaiting a run this engine runs reads the store when the run ends, not at each of its
+   * commits; awaiting it from another engine (a tab that does not lead) reads at each notice.
+   */
+  async resultReads(open) {
+    const store = await open('wf-reads');
+    const flow = defineWorkflow('twenty', async (ctx) => {
+      let sum = 0;
+      for (let i = 0; i < 20; i++) sum += await ctx.step('s', () => i);
+      return sum;
+    });
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get(target, key) {
+        const value = target[key];
+        if (typeof value !== 'function') return value;
+        if (key === 'workflowSummary' || key === 'getVisibility' || key === 'readHistoryFrom') {
+          return (...args) => {
+            if (args[0] === 'r1') reads++;
+            return value.apply(target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+    const engine = await WorkflowEngine.start(counted, { workflows: [flow] });
+    const handle = await engine.start(flow, { id: 'r1' });
+    const startReads = reads; // the engine's own load of the run
+    const result = await handle.result();
+    await engine.stop();
+    return { result, reads: reads - startReads };
+  },
+
   /** Retries wait on durable timers; FatalError and the last attempt throw STEP_FAILED. */
   async retries(open) {
     const store = await open('wf-retry');
