@@ -457,7 +457,7 @@ async fn a_full_pool_says_storage_full_until_slots_are_reserved() {
 async fn bad_pool_and_database_names_are_invalid_input() {
     for name in ["", ".opfs-sahpool", "a/b", "é", "memvfs", "memdb"] {
         let error = expect_code(install_pool(name).await.map(|_| ()), "INVALID_INPUT");
-        assert!(error.to_string().contains("pool"), "{error}");
+        assert!(error.to_string().contains("store name"), "{error}");
     }
     let pool = install_pool("names").await.unwrap();
     expect_code(pool.open("/", Durability::Full), "INVALID_INPUT");
