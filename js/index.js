@@ -87,7 +87,10 @@ export class RunStore {
     this.#worker = worker;
     // Nothing is sent twice here: a read goes as its arguments, copied by postMessage (or, if
     // it leaves with its task's other calls, when it is made).
-    this.#batcher = new Batcher((message) => worker.postMessage(message), structuredClone);
+    // structuredClone is called on its own: called as the Batcher's method, browsers throw
+    // "Illegal invocation" (it must be called on the global), which failed every call of a
+    // task but its first.
+    this.#batcher = new Batcher((message) => worker.postMessage(message), (message) => structuredClone(message));
     worker.addEventListener('message', (event) => this.#settle(event.data));
     // A worker that cannot start (its script or the wasm failed to load) fails every call.
     worker.addEventListener('error', (event) => {

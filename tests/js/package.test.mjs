@@ -562,6 +562,18 @@ test('a call is captured when it is made, and settles in a later task', async ()
   assert.deepEqual(got.heard, [{ wf: 1 }, {}]);
 });
 
+test('a private store answers every call made in one task, not only the first', async () => {
+  // The calls after a task's first leave together, each copied when made (js/batch.js).
+  const got = await inHost(async ({ RunStore }) => {
+    const store = await RunStore.open('same-task', { persistence: 'memory' });
+    await store.append('wf', [{ type: 'custom', name: 'a', recordedAt: 1 }], 0);
+    const answers = await Promise.all([store.head('wf'), store.countVisibility({}), store.listTimers()]).catch((error) => error.message);
+    await store.close();
+    return answers;
+  });
+  assert.deepEqual(got, [1, 0, { items: [], nextCursor: null }]);
+});
+
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
   const results = await inHost(async ({ RunStore }, { persistence }) => {
     const store = await RunStore.open('bad-input-test', { persistence });
