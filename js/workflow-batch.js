@@ -5,7 +5,8 @@
 // Promise.all of hundreds of steps) goes in several, cut between entries: each part holds
 // whole entries, so a run that stopped between two parts replays as if its code had issued
 // only the first part's commands so far, and issues the rest again. The run's visibility
-// record, as of the new head, goes in the last part.
+// record, as of the new head, goes in the last part when the run says it is due
+// (`visibility(head)` gives it, or null).
 
 /** What one commit may carry, below the store's 1,000 operations per step. */
 const MAX_EVENTS = 400;
@@ -76,7 +77,8 @@ export class Batch {
         }
       }
       const last = this.#landed + part.length === this.#entries.length;
-      if (last) operations.push({ op: 'upsertVisibility', record: visibility(head + events.length) });
+      const record = last ? visibility(head + events.length) : null;
+      if (record) operations.push({ op: 'upsertVisibility', record });
       // No request id of its own: the expected head refuses a second application, and where a
       // commit can be sent again (a shared store's hand-off) the client gives it one.
       await run.commitStep({ operations });

@@ -14,10 +14,10 @@ export class StepBodies {
   run(key, attempt, body) {
     const running = this.#running.get(key);
     if (running?.attempt === attempt) return running.promise;
-    running?.controller.abort();
-    const controller = new AbortController();
-    const promise = perform(body, { idempotencyKey: key, attempt, signal: controller.signal });
-    this.#running.set(key, { attempt, promise, controller });
+    running?.abort();
+    const stop = new Stop();
+    const promise = perform(body, key, attempt, stop);
+    this.#running.set(key, { attempt, promise, abort: () => stop.abort() });
     return promise;
   }
 
@@ -32,24 +32,51 @@ export class StepBodies {
 
   /** Tells the body under `key` to stop (its `signal` aborts) and forgets it. */
   abort(key) {
-    this.#running.get(key)?.controller.abort();
+    this.#running.get(key)?.abort();
     this.#running.delete(key);
   }
 
   abortAll() {
-    for (const { controller } of this.#running.values()) controller.abort();
+    for (const { abort } of this.#running.values()) abort();
     this.#running.clear();
   }
 }
 
-async function perform(body, args) {
+/**
+ * A body's AbortSignal, made when the body first reads it: most bodies never do, and an
+ * AbortController per step is a measurable part of a quick step's cost.
+ */
+class Stop {
+  #controller = null;
+  #aborted = false;
+
+  get signal() {
+    this.#controller ??= new AbortController();
+    if (this.#aborted) this.#controller.abort();
+    return this.#controller.signal;
+  }
+
+  abort() {
+    this.#aborted = true;
+    this.#controller?.abort();
+  }
+}
+
+async function perform(body, idempotencyKey, attempt, stop) {
   const staged = [];
-  const write = (operation) => {
-    // Taken as it is now: a body that changes its object afterwards changes nothing.
-    staged.push(structuredClone(operation));
+  const call = {
+    idempotencyKey,
+    attempt,
+    get signal() {
+      return stop.signal;
+    },
+    write(operation) {
+      // Taken as it is now: a body that changes its object afterwards changes nothing.
+      staged.push(structuredClone(operation));
+    },
   };
   try {
-    const value = await body({ ...args, write });
+    const value = await body(call);
     return { ok: true, value: asStored(value, 'result'), staged };
   } catch (error) {
     return { ok: false, error };

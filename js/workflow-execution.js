@@ -29,6 +29,12 @@ import {
 import { nextTask, serially } from './workflow-task.js';
 import { Batch } from './workflow-batch.js';
 
+/**
+ * How long a running run's visibility record may lag: a run of quick steps writes it with the
+ * commit that is due, and one that went quiet with a commit of its own at most this late.
+ */
+const VISIBILITY_EVERY_MS = 200;
+
 /** What the code gets from a command that will never settle (a dead or ended execution). */
 const never = new Promise(() => {});
 
@@ -62,6 +68,10 @@ export class Execution {
   #closed = false;
   #stepsDone = 0;
   #lastStep = null;
+  /** What the last visibility record written said, and whether a later write is due. */
+  #shown = null;
+  #showLater = false;
+  #trailing = null;
 
   /**
    * @param host the run's driver (workflow-run.js): the store, the engine's timers and step
@@ -364,7 +374,7 @@ export class Execution {
   });
 
   async #drainQueue() {
-    while (!this.dead && (this.#queue.length > 0 || !this.#batch.empty || (this.#ended && !this.#closed))) {
+    while (!this.dead && (this.#queue.length > 0 || !this.#batch.empty || (this.#ended && !this.#closed) || this.#showLater)) {
       const alone = this.#queue[0]?.alone;
       if (alone && !this.#batch.empty) {
         if (!(await this.#commit())) return;
@@ -402,12 +412,12 @@ export class Execution {
    * other failure hands the run to its driver, which loads it again from the store.
    */
   async #commit() {
-    if (this.#batch.empty) return true;
+    if (this.#batch.empty) return this.#showLater ? this.#commitVisibility() : true;
     const batch = this.#batch;
     this.#batch = new Batch(this);
     for (;;) {
       try {
-        this.head = await batch.commit(this.head, (head) => this.visibility(head));
+        this.head = await batch.commit(this.head, (head) => this.#visibilityDue(head));
         break;
       } catch (error) {
         if (!this.dead && batch.refuse(error)) continue;
@@ -417,6 +427,46 @@ export class Execution {
     }
     batch.landed();
     this.#host.landed(this);
+    return true;
+  }
+
+  /**
+   * The run's visibility record as of `head` when a list would show something new (another
+   * status, run or kind of wait) or the one written is VISIBILITY_EVERY_MS old; else null, with
+   * a write of its own armed for when it is.
+   */
+  #visibilityDue(head) {
+    const record = this.visibility(head);
+    const kind = record.searchAttributes.waiting?.split(' ')[0] ?? null;
+    const shown = this.#shown;
+    const now = Date.now();
+    const same = shown && shown.status === record.status && shown.runId === record.runId && shown.kind === kind;
+    if (same && record.status === 'running' && now - shown.at < VISIBILITY_EVERY_MS) {
+      this.#trailing ??= this.#host.later(shown.at + VISIBILITY_EVERY_MS, () => {
+        this.#trailing = null;
+        this.#showLater = true;
+        this.#kick();
+      });
+      return null;
+    }
+    this.#shown = { status: record.status, runId: record.runId, kind, at: now };
+    this.#showLater = false;
+    return record;
+  }
+
+  /** Writes the visibility record a quiet run owes (its last commits left it out). */
+  async #commitVisibility() {
+    this.#showLater = false;
+    const record = this.#visibilityDue(this.head) ?? this.visibility();
+    try {
+      await this.#host.commit(this, { operations: [{ op: 'upsertVisibility', record }] });
+    } catch (error) {
+      // CONFLICT: a later record is there (this run's own, written meanwhile).
+      if (error?.code !== 'CONFLICT') {
+        this.#host.failed(this, error);
+        return false;
+      }
+    }
     return true;
   }
 

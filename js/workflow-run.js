@@ -187,6 +187,11 @@ export class RunDriver {
     return this.#engine.write(step);
   }
 
+  /** Calls `fire` at `time` (unless the run stops first); returns the function that cancels it. */
+  later(time, fire) {
+    return this.#at(time, fire);
+  }
+
   /** A commit of the run landed: the next failure starts its pauses afresh. */
   landed() {
     this.#reloadDelay = 0;
@@ -215,7 +220,8 @@ export class RunDriver {
       capabilityId: command.stepName,
       idempotencyKey: command.key,
       revision,
-      request: { workflowId: exec.workflowId, runId: exec.runId, step: command.name, attempt },
+      // The workflow, run and step are in the id; the request says which attempt.
+      request: { attempt },
       status,
       updatedAt: Date.now(),
     };
