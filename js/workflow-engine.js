@@ -630,4 +630,3 @@ async function* pages(read, limit = PAGE.limit) {
   } while (cursor);
 }
 
-export { cancellation };
