@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prints what the package makes a browser download: the wasm, the wasm-bindgen glue and the
 # client's JS, raw and gzipped (gzip -9), and their total; then what each optional entry
-# (runstore/workflow, runstore/langgraph) adds for an app that imports it. Run by
-# scripts/build.sh.
+# (runstore/workflow, runstore/langgraph, runstore/inspector) adds for an app that imports it.
+# Run by scripts/build.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size() { wc -c < "$1" | tr -d ' '; }
@@ -13,7 +13,7 @@ glue=(pkg/runstore.js pkg/snippets/*/src/wasm/*.js)
 # The main entry's JS: every file but the optional entries' own.
 client=()
 for file in js/*.js; do
-  case "$file" in js/workflow*.js | js/langgraph*.js) ;; *) client+=("$file") ;; esac
+  case "$file" in js/workflow*.js | js/langgraph*.js | js/inspector*.js) ;; *) client+=("$file") ;; esac
 done
 client_raw=$(cat "${client[@]}" | wc -c | tr -d ' ')
 # Each file is fetched and compressed on its own: sum the files' gzipped sizes.
@@ -32,7 +32,7 @@ printf '[build] %-28s %9s B raw %9s B gzipped\n' "glue (${#glue[@]} files)" "$gl
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "js/ (main entry, ${#client[@]} files)" "$client_raw" "$client_gz"
 printf '[build] %-28s %9s B raw %9s B gzipped\n' "total" \
   "$(( $(size "$wasm") + glue_raw + client_raw ))" "$((wasm_gz + glue_gz + client_gz))"
-for entry in workflow langgraph; do
+for entry in workflow langgraph inspector; do
   files=(js/"$entry"*.js)
   printf '[build] %-28s %9s B raw %9s B gzipped\n' "+ runstore/$entry (${#files[@]} files)" \
     "$(cat "${files[@]}" | wc -c | tr -d ' ')" "$(sum_gzipped "${files[@]}")"

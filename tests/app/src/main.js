@@ -122,4 +122,7 @@ window.openTabEngine = async (name, tabName) => {
 /** How late the leader's durable timers fire for naps started in this tab (`[ms, lateMs]`). */
 window.napLateness = (durations, label) => napLateness(window.tab.engine, window.tab.store, durations, label);
 
+/** runstore/inspector mounted on a store (src/inspector-page.js, tests/js/inspector.test.mjs). */
+window.inspectorPage = () => import('./inspector-page.js');
+
 document.getElementById('status').textContent = 'ready';

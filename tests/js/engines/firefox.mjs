@@ -59,6 +59,11 @@ class FirefoxPage extends DomPage {
     return this.#page.screenshot(options);
   }
 
+  /** As playwright's: `keyboard.press('Tab')`, `'Shift+Tab'`, a real key press. */
+  get keyboard() {
+    return { press: (key) => this.#page.keyboard.press(key) };
+  }
+
   /** As playwright's: the viewport's size in CSS pixels. */
   setViewportSize({ width, height }) {
     return this.#page.setViewport({ width, height });

@@ -8,13 +8,72 @@ import { join } from 'node:path';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/**
+ * Every element matching `selector`, looking into open shadow roots as playwright's selectors
+ * do: each part of a descendant selector (`#host .inner`) may be inside the shadow roots of the
+ * elements the part before it matched. Runs in the page (it is sent as its source).
+ */
+function deepAll(selector) {
+  // The selector's top-level parts: split at commas and spaces outside brackets and quotes.
+  const split = (text, at) => {
+    const parts = [];
+    let depth = 0;
+    let quote = null;
+    let part = '';
+    for (const c of text) {
+      if (quote) quote = c === quote ? null : quote;
+      else if (c === '"' || c === "'") quote = c;
+      else if ('[('.includes(c)) depth += 1;
+      else if ('])'.includes(c)) depth -= 1;
+      else if (depth === 0 && at.test(c)) {
+        if (part.trim()) parts.push(part.trim());
+        part = '';
+        continue;
+      }
+      part += c;
+    }
+    if (part.trim()) parts.push(part.trim());
+    return parts;
+  };
+  const below = (scope, part, out) => {
+    const visit = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (el.matches(part)) out.add(el);
+        if (el.shadowRoot) visit(el.shadowRoot);
+      }
+    };
+    if (scope.shadowRoot) visit(scope.shadowRoot);
+    visit(scope);
+  };
+  const found = new Set();
+  for (const alternative of split(selector, /,/)) {
+    const parts = split(alternative, /\s/);
+    // A child combinator keeps to one tree: such a selector is matched as the document has it.
+    if (parts.includes('>')) {
+      for (const el of document.querySelectorAll(alternative)) found.add(el);
+      continue;
+    }
+    let scopes = [document];
+    for (const part of parts) {
+      const next = new Set();
+      for (const scope of scopes) below(scope, part, next);
+      scopes = [...next];
+    }
+    for (const el of scopes) found.add(el);
+  }
+  return [...found];
+}
+
 /** Finds the `index`-th element (negative: from the end) matching `selector`, or throws. */
 function pick(selector, index) {
-  const all = document.querySelectorAll(selector);
+  const all = deepAll(selector);
   const element = all[index < 0 ? all.length + index : index];
   if (!element) throw new Error(`no element matches ${selector} (#${index})`);
   return element;
 }
+
+/** `deepAll` and `pick` as one source for the page. */
+const IN_PAGE = `(() => { ${deepAll}\n${pick}\n return { deepAll, pick }; })()`;
 
 /** A selector and a position among its matches, as playwright's Locator has them. */
 class Locator {
@@ -33,23 +92,23 @@ class Locator {
   }
 
   count() {
-    return this.page.evaluate((selector) => document.querySelectorAll(selector).length, this.selector);
+    return this.page.evaluate(([helpers, selector]) => new Function(`return ${helpers}`)().deepAll(selector).length, [IN_PAGE, this.selector]);
   }
 
   evaluateAll(fn) {
     return this.page.evaluate(
-      ([selector, source]) => new Function(`return (${source})`)()([...document.querySelectorAll(selector)]),
-      [this.selector, fn.toString()],
+      ([helpers, selector, source]) => new Function(`return (${source})`)()(new Function(`return ${helpers}`)().deepAll(selector)),
+      [IN_PAGE, this.selector, fn.toString()],
     );
   }
 
   #act(action, ...rest) {
     return this.page.evaluate(
-      ([pickSource, selector, index, actionSource, rest]) => {
-        const element = new Function(`return (${pickSource})`)()(selector, index);
+      ([helpers, selector, index, actionSource, rest]) => {
+        const element = new Function(`return ${helpers}`)().pick(selector, index);
         return new Function(`return (${actionSource})`)()(element, ...rest);
       },
-      [pick.toString(), this.selector, this.index, action.toString(), rest],
+      [IN_PAGE, this.selector, this.index, action.toString(), rest],
     );
   }
 
@@ -118,10 +177,10 @@ export class DomPage {
   }
 
   isHidden(selector) {
-    return this.evaluate((selector) => {
-      const element = document.querySelector(selector);
+    return this.evaluate(([helpers, selector]) => {
+      const [element] = new Function(`return ${helpers}`)().deepAll(selector);
       return !element || element.hidden || getComputedStyle(element).display === 'none' || element.getClientRects().length === 0;
-    }, selector);
+    }, [IN_PAGE, selector]);
   }
 
   setInputFiles(selector, file) {
@@ -131,12 +190,12 @@ export class DomPage {
   /** Waits for an element matching `selector` (`state`: 'visible', the default, or 'attached'). */
   waitForSelector(selector, { timeout = DEFAULT_TIMEOUT_MS, state = 'visible' } = {}) {
     return this.waitForFunction(
-      ([selector, state]) => {
-        const element = document.querySelector(selector);
+      ([helpers, selector, state]) => {
+        const [element] = new Function(`return ${helpers}`)().deepAll(selector);
         if (!element) return false;
         return state === 'attached' || element.getClientRects().length > 0;
       },
-      [selector, state],
+      [IN_PAGE, selector, state],
       { timeout },
     );
   }

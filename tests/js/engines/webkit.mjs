@@ -124,6 +124,23 @@ const LISTEN = `
 
 let evaluations = 0;
 
+/** WebDriver's codes of the keys playwright names (the others are typed as they are). */
+const KEYS = {
+  Tab: '\uE004',
+  Enter: '\uE007',
+  Shift: '\uE008',
+  Escape: '\uE00C',
+  Space: ' ',
+  PageUp: '\uE00E',
+  PageDown: '\uE00F',
+  End: '\uE010',
+  Home: '\uE011',
+  ArrowLeft: '\uE012',
+  ArrowUp: '\uE013',
+  ArrowRight: '\uE014',
+  ArrowDown: '\uE015',
+};
+
 class WebKitPage extends DomPage {
   #session;
   #handle;
@@ -224,6 +241,17 @@ class WebKitPage extends DomPage {
 
   exposeFunction() {
     throw new Error('exposeFunction is not available in WebKit through WebDriver');
+  }
+
+  /** As playwright's: `keyboard.press('Tab')`, `'Shift+Tab'`, through WebDriver's key actions. */
+  get keyboard() {
+    return {
+      press: async (combination) => {
+        const keys = combination.split('+').map((key) => KEYS[key] ?? key);
+        const actions = [...keys.map((value) => ({ type: 'keyDown', value })), ...keys.reverse().map((value) => ({ type: 'keyUp', value }))];
+        await this.#command('POST', '/actions', { actions: [{ type: 'key', id: 'keyboard', actions }] });
+      },
+    };
   }
 
   /**
