@@ -57,7 +57,8 @@ after(async () => {
   if (siteDir) rmSync(siteDir, { recursive: true, force: true });
 });
 
-const row = (id, status = null) => `#workflows [data-workflow-id="${id}"]${status ? `[data-status="${status}"]` : ''}`;
+/** A workflow's row in the inspector's list (its shadow root, which playwright's selectors reach into). */
+const row = (id, status = null) => `#inspector .row[data-workflow-id="${id}"]${status ? `[data-status="${status}"]` : ''}`;
 
 /** Starts a workflow with the page's button; resolves to its id. */
 async function start(page, type) {
@@ -90,6 +91,14 @@ test('both profiles show the sync server, synced live, without conflicts', async
     await page.waitForSelector('#sync[data-sync="synced"]', { timeout: 20_000 });
     assert.match(await syncText(page), /Synced with http:\/\/127\.0\.0\.1:\d+ \(namespace demo\) · last sync .* no conflicts/);
   }
+  // The inspector's sync view: the leader's progress and what the store keeps of the target.
+  const { page } = profiles.a;
+  await page.click('#inspector [data-tab="sync"]');
+  await page.waitForSelector('#inspector [data-sync-state="synced"]', { timeout: 20_000 });
+  await page.waitForFunction(() => /feed cursor/.test(document.getElementById('inspector').shadowRoot.querySelector('[data-view="sync"]').textContent));
+  const view = await page.textContent('#inspector [data-view="sync"]');
+  assert.match(view, /namespace demo.*last sync\s*\d\d:\d\d:\d\d.*feed cursor\s*\d+.*Conflicts\s*0\s*none/s);
+  await page.click('#inspector [data-tab="workflows"]');
 });
 
 test('a workflow started in one profile appears in the other and is run only where it started', async () => {

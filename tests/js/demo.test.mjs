@@ -4,7 +4,8 @@
 // one) while a step runs, while a step waits for its retry, while a durable timer is pending and
 // while a `once` step sends an email, and check against the simulated services' own ledger that
 // every workflow completes with each side effect performed exactly once (the email cut off: at
-// most once), and that the inspector shows it. Then approval, cancellation, a second tab, export
+// most once), and that the inspector (runstore/inspector, its content in its shadow root, which
+// the selectors here reach into) shows it. Then approval, cancellation, a second tab, export
 // and import, a LangGraph agent, and the layout at three widths. Serves the built demo
 // (www/dist, see scripts/test-demo.sh) on 127.0.0.1; saves screenshots to tests/artifacts/.
 import { after, before, test } from 'node:test';
@@ -69,6 +70,15 @@ async function interruptWhen(selector, what, { close = false } = {}) {
   await ready();
   const banner = await page.textContent('#banner');
   assert.match(banner, /Recovered: \d+ unfinished workflows? resumed from (its journal|their journals)/, `after the reload ${what}: ${banner}`);
+}
+
+/** Types `text` into the inspector's search box (applied on `change`, as when the user leaves it). */
+function search(text) {
+  return page.evaluate((text) => {
+    const input = document.getElementById('inspector').shadowRoot.querySelector('input[name="text"]');
+    input.value = text;
+    input.dispatchEvent(new Event('change', { bubbles: true }));
+  }, text);
 }
 
 /** When the interruption `what` happened. */
@@ -146,7 +156,7 @@ test(`the page opens its store on ${MEDIUM} in a worker, with nothing left runni
   await page.goto(url);
   await ready();
   assert.match(await page.textContent('#banner'), new RegExp(`on ${MEDIUM} · durability full · page load #1\\. Nothing was left running`));
-  assert.equal(await page.locator('#workflows [data-workflow-id]').count(), 0);
+  assert.equal(await page.locator('#inspector [data-workflow-id]').count(), 0);
   // Served without a sync server (no sync.json): no sync status, no error.
   assert.equal(await page.isHidden('#sync'), true);
 });
@@ -155,31 +165,32 @@ test('workflows started; the tab reloaded mid step and mid retry wait, closed an
   await page.click('[data-start="research-agent"]');
   await page.click('[data-start="order-fulfilment"]');
   await page.click('[data-start="research-agent"]');
-  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-status="running"]').length === 3);
-  await interruptWhen('#effects [data-effect-status="started"]', 'step');
+  await page.waitForFunction(() => document.getElementById('inspector').shadowRoot.querySelectorAll('.row[data-status="running"]').length === 3);
+  await interruptWhen('#services [data-effect-status="started"]', 'step');
   await interruptWhen('#timers [data-timer*="/retry/"]', 'retry');
   await interruptWhen('#timers [data-timer*="/sleep/"]', 'sleep', { close: true });
   // Mid-run, as a developer watching it sees it.
-  await page.waitForSelector('#effects [data-effect-status="failed"]', { timeout: 30_000 });
+  await page.waitForSelector('#services [data-effect-status="failed"]', { timeout: 30_000 });
   await page.screenshot({ path: path.join(artifacts, shot('demo-running')), fullPage: true });
 });
 
 test('research waits for approval: the filter finds it, Approve sends one signal; a reload while the email goes is outcome unknown', async () => {
-  const waiting = () => page.locator('#workflows [data-approve]').evaluateAll((buttons) => buttons.map((b) => b.dataset.approve));
-  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-approve]').length === 2, null, { timeout: 60_000 });
+  const waiting = () => page.locator('#approvals [data-approve]').evaluateAll((buttons) => buttons.map((b) => b.dataset.approve));
+  await page.waitForFunction(() => document.querySelectorAll('#approvals [data-approve]').length === 2, null, { timeout: 60_000 });
   const ids = await waiting();
   assert.ok(ids.every((id) => id.startsWith('research-')), `${ids}`);
-  // The visibility index's typed search on the engine's `waiting` attribute.
-  await page.check('#workflows input[name="approval"]');
-  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-workflow-id]').length === 2);
-  await page.uncheck('#workflows input[name="approval"]');
-  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-workflow-id]').length === 3);
+  // The visibility index's typed search on the engine's `waiting` attribute, in the inspector's search box.
+  const rows = (n) => page.waitForFunction((n) => document.getElementById('inspector').shadowRoot.querySelectorAll('.row[data-workflow-id]').length === n, n);
+  await search('waiting="wait approve"');
+  await rows(2);
+  await search('');
+  await rows(3);
   for (const id of ids) await page.click(`[data-approve="${id}"]`);
   // The same approval again (another click, another tab): kept once per signal id.
   const again = await page.evaluate((id) => window.demo.engine.signal(id, 'approve', { by: 'a second click' }, { signalId: `approve/${id}` }), ids[0]);
   assert.equal(again.duplicate, true);
   // Approved, the research agent emails its report: a `once` step, cut off here by a reload.
-  await interruptWhen(`#effects [data-effect-key$="/${ONCE}"][data-effect-status="started"]`, 'email');
+  await interruptWhen(`#services [data-effect-key$="/${ONCE}"][data-effect-status="started"]`, 'email');
   await page.waitForFunction(() => /once-steps? outcome unknown, not run again \(email\.send/.test(document.getElementById('banner').textContent), null, { timeout: 20_000 });
   // The banner's terms say what they mean.
   const terms = await page.locator('#banner .term').evaluateAll((terms) => Object.fromEntries(terms.map((t) => [t.textContent, t.title])));
@@ -187,7 +198,7 @@ test('research waits for approval: the filter finds it, Approve sends one signal
 });
 
 test('every workflow completes, each side effect performed exactly once (the email cut off: at most once)', async () => {
-  await page.waitForFunction(() => document.querySelectorAll('#workflows [data-status="completed"]').length === 3, null, {
+  await page.waitForFunction(() => document.getElementById('inspector').shadowRoot.querySelectorAll('.row[data-status="completed"]').length === 3, null, {
     timeout: 60_000,
   });
   const state = await readState();
@@ -272,34 +283,45 @@ test('every workflow completes, each side effect performed exactly once (the ema
 });
 
 test('the inspector shows workflows, their steps with attempts, retries and failures, the timeline and the ledger', async () => {
-  assert.match(await page.textContent('#workflows .tab.on'), /all\s*3/i);
-  assert.match(await page.textContent('#workflows [data-filter-status="completed"]'), /completed\s*3/i);
-  const research = page.locator('#workflows [data-workflow-id^="research-"]').last();
+  assert.match(await page.textContent('#inspector [data-status-filter=""][aria-pressed="true"]'), /all\s*3/i);
+  assert.match(await page.textContent('#inspector [data-status-filter="completed"]'), /completed\s*3/i);
+  const research = page.locator('#inspector .row[data-workflow-id^="research-"]').last();
   await research.click();
   const id = await research.getAttribute('data-workflow-id');
-  await page.waitForFunction((id) => document.querySelector('#detail h2 code')?.textContent.includes(id), id);
-  const events = await page.locator('#detail [data-event]').evaluateAll((rows) => rows.map((r) => r.dataset.event));
+  await page.waitForFunction((id) => document.getElementById('inspector').shadowRoot.querySelector(`[data-run-id="${id}"]`), id);
+  const events = await page.locator('#inspector [data-event]').evaluateAll((rows) => rows.map((r) => r.dataset.event));
   for (const name of ['started', 'step', 'stepDone', 'stepRetry', 'stepAttempt', 'stepFailed', 'sleep', 'timerFired', 'wait', 'signal', 'completed']) {
     assert.ok(events.includes(name), `the timeline shows ${name}: ${events}`);
   }
-  assert.match(await page.textContent('#detail [data-event="stepFailed"]'), /pager\.notify failed after 3 attempts: HTTP 410.*caught/s);
-  assert.equal(await page.getAttribute('#detail [data-step="pager.notify"]', 'data-step-status'), 'failed');
-  assert.match(await page.textContent('#detail [data-step="docs.fetch"]'), /done\s*\d · .*(retr|re-run)/);
-  assert.equal(await page.getAttribute('#detail [data-step="approve"]', 'data-step-status'), 'done');
-  assert.match(await page.textContent('#detail [data-artifact="report.md"]'), /# /);
-  assert.match(await page.textContent('#effects [data-verdict]'), /performed exactly once/);
-  assert.equal(await page.locator('#effects [data-effect-status="started"]').count(), 0);
-  assert.ok((await page.locator('#effects [data-effect-status="outcomeUnknown"]').count()) > 0);
-  assert.match(await page.textContent('#effects .legend'), /unknown: the page went while this once-step ran/);
+  assert.match(await page.textContent('#inspector [data-event="stepFailed"]'), /pager\.notify failed after 3 attempts: HTTP 410.*caught/s);
+  assert.equal(await page.getAttribute('#inspector [data-step="pager.notify"]', 'data-step-status'), 'failed');
+  assert.match(await page.textContent('#inspector [data-step="docs.fetch"]'), /done\s*\d · .*(retr|re-run)/);
+  assert.equal(await page.getAttribute('#inspector [data-step="approve"]', 'data-step-status'), 'done');
+  assert.match(await page.textContent('#inspector [data-artifact="report.md"]'), /# /);
+  // The run's timeline: pager.notify's three attempts as one span, each attempt failed.
+  assert.equal(await page.locator('#inspector .span-row[data-span="step pager.notify"] .bar.attempt').count(), 3);
+  assert.match(await page.textContent('#services [data-verdict]'), /performed exactly once/);
+  assert.equal(await page.locator('#services [data-effect-status="started"]').count(), 0);
+  assert.ok((await page.locator('#services [data-effect-status="outcomeUnknown"]').count()) > 0);
+  // The inspector's own view of the ledger marks the email whose outcome is unknown.
+  await page.click('#inspector [data-tab="effects"]');
+  await page.waitForSelector('#inspector [data-effect-status="outcomeUnknown"]');
+  assert.match(await page.textContent('#inspector [data-effect-status="outcomeUnknown"]'), /outcome unknown.*email\.send/s);
+  await page.click('#inspector [data-tab="workflows"]');
+  assert.match(await page.textContent('#services .legend'), /unknown: the page went while this once-step ran/);
   await page.screenshot({ path: path.join(artifacts, shot('demo')), fullPage: true });
 });
 
 test('Cancel: an order cancelled in its pickup window gives the money back in a cleanup step and ends cancelled', async () => {
   await page.click('[data-start="order-fulfilment"]');
-  await page.waitForSelector('#detail [data-step="pickup-window"][data-step-status="waiting"]', { timeout: 30_000 });
-  const id = await page.getAttribute('#detail [data-cancel]', 'data-cancel');
-  await page.click('#detail [data-cancel]');
-  await page.waitForSelector(`#workflows [data-workflow-id="${id}"][data-status="cancelled"]`, { timeout: 20_000 });
+  await page.waitForSelector('#inspector [data-step="pickup-window"][data-step-status="waiting"]', { timeout: 30_000 });
+  const id = await page.getAttribute('#inspector [data-action="cancel"]', 'data-arg');
+  // The inspector asks first, saying what it will do; the test says yes.
+  await page.click('#inspector [data-action="cancel"]');
+  await page.waitForFunction(() => document.getElementById('inspector').shadowRoot.querySelector('dialog').open);
+  assert.match(await page.textContent('#inspector dialog'), /engine\.cancel/);
+  await page.click('#inspector dialog button[value="ok"]');
+  await page.waitForSelector(`#inspector .row[data-workflow-id="${id}"][data-status="cancelled"]`, { timeout: 20_000 });
   const { code, history, world, runId, timers } = await page.evaluate(async (id) => {
     const { store, engine, worldLedger } = window.demo;
     const code = await engine.result(id).then(() => 'completed', (error) => error.code);
@@ -328,7 +350,7 @@ test('a second tab shares the store: its workflow runs in the leader tab, and it
   assert.equal(await page.getAttribute('body', 'data-role'), 'leader');
   // Started in the follower tab, run by the leader's engine; both inspectors follow it live.
   await second.click('[data-start="order-fulfilment"]');
-  const completed = (n) => document.querySelectorAll('#workflows [data-status="completed"]').length === n;
+  const completed = (n) => document.getElementById('inspector').shadowRoot.querySelectorAll('.row[data-status="completed"]').length === n;
   await second.waitForFunction(completed, 4, { timeout: 30_000 });
   // The user looks at the leader tab again. Until then it is hidden, and Firefox runs a hidden
   // tab's timers (the inspector's refresh among them) about once a second: its inspector was
@@ -344,8 +366,8 @@ test('a second tab shares the store: its workflow runs in the leader tab, and it
   const ledger = await page.evaluate(() => window.demo.worldLedger());
   const twice = Object.entries(ledger).filter(([, entry]) => entry.performed > 1);
   assert.deepEqual(twice, [], 'no side effect performed twice');
-  await page.waitForSelector('#effects [data-verdict]');
-  assert.match(await page.textContent('#effects [data-verdict]'), /performed exactly once/);
+  await page.waitForSelector('#services [data-verdict]');
+  assert.match(await page.textContent('#services [data-verdict]'), /performed exactly once/);
 });
 
 test('Export downloads the store as a SQLite file; Import refuses another file and loads the export', async () => {
@@ -400,8 +422,8 @@ test('a LangGraph.js agent: reloaded mid tool call, it resumes from its last che
   const card = await page.textContent(`#langgraph [data-thread="${id}"]`);
   assert.match(card, /Saturday picnic booked for six/);
   assert.match(card, /step \d+ · loop/);
-  // Its tool calls are in the effect ledger card beside the other workflows' effects.
-  assert.equal(await page.locator(`#effects [data-effect-key="${id}/book"][data-effect-status="completed"]`).count(), 1);
+  // Its tool calls are in the effect ledger beside the other workflows' effects.
+  assert.equal(await page.locator(`#services [data-effect-key="${id}/book"][data-effect-status="completed"]`).count(), 1);
   await page.screenshot({ path: path.join(artifacts, shot('demo-langgraph')), fullPage: true });
 });
 
@@ -419,12 +441,16 @@ function layoutFaults(p, inFrame = false) {
     const width = doc.documentElement.scrollWidth;
     if (width > win.innerWidth) faults.push(`the page is ${width} px wide in a ${win.innerWidth} px window`);
     const widest = (el) => [...el.querySelectorAll('*')].reduce((w, d) => (d.getBoundingClientRect().right > w.getBoundingClientRect().right ? d : w), el);
-    for (const el of doc.querySelectorAll('.card, .banner, .top')) {
+    for (const el of doc.querySelectorAll('.card, .banner, .top, runstore-inspector')) {
       if (cut(el)) faults.push(`${name(el)}: ${el.scrollWidth} > ${el.clientWidth}, widest: ${name(widest(el))}`);
     }
-    for (const el of doc.querySelectorAll('#effects th, #effects td, #timers td, #detail .steps td')) if (cut(el)) faults.push(`cut: ${name(el)}`);
+    // In the inspectors: no view wider than the element (a wide table scrolls in its own box).
+    for (const host of doc.querySelectorAll('runstore-inspector')) {
+      for (const el of host.shadowRoot.querySelectorAll('.panel:not([hidden]), .top, .row')) if (cut(el)) faults.push(`${host.id} ${name(el)}: ${el.scrollWidth} > ${el.clientWidth}`);
+    }
+    for (const el of doc.querySelectorAll('#services th, #services td')) if (cut(el)) faults.push(`cut: ${name(el)}`);
     // A step's name on one line, not broken into pieces.
-    for (const el of doc.querySelectorAll('#effects td.key code')) if (el.getClientRects().length > 1) faults.push(`broken: ${name(el)}`);
+    for (const el of doc.querySelectorAll('#services td.key code')) if (el.getClientRects().length > 1) faults.push(`broken: ${name(el)}`);
     for (const el of doc.querySelectorAll('.actions button')) if (el.getBoundingClientRect().right > win.innerWidth) faults.push(`off screen: ${name(el)}`);
     return faults;
   }, inFrame);
@@ -443,20 +469,22 @@ async function framedDemo(width, height) {
     document.body.innerHTML = `<iframe src="/" style="border:0;width:${width}px;height:${height}px"></iframe>`;
   }, [width, height]);
   await tab.waitForFunction(() => document.querySelector('iframe').contentDocument?.body?.dataset.store === 'ready', undefined, { timeout: 20_000 });
-  await tab.evaluate(() => document.querySelector('iframe').contentDocument.querySelector('#workflows [data-workflow-id^="research-"]').click());
-  await tab.waitForFunction(() => document.querySelector('iframe').contentDocument.querySelector('#detail [data-step="pager.notify"]'));
+  await tab.evaluate(() => document.querySelector('iframe').contentDocument.getElementById('inspector').shadowRoot.querySelector('.row[data-workflow-id^="research-"]').click());
+  await tab.waitForFunction(() => document.querySelector('iframe').contentDocument.getElementById('inspector').shadowRoot.querySelector('[data-step="pager.notify"]'));
   return tab;
 }
 
 test('after a reload the cards show with their content, never empty', { skip: ENGINE === 'webkit' && 'no init scripts through WebDriver' }, async () => {
-  // Notes, as the inspector is shown, which of its cards are empty (before anything is painted).
+  // Notes, as the board is shown, which of its cards are empty (before anything is painted): an
+  // inspector whose list has not said how many workflows there are counts as empty.
   await page.addInitScript(() => {
     document.addEventListener('DOMContentLoaded', () => {
-      const inspector = document.getElementById('inspector');
+      const board = document.getElementById('board');
+      const empty = (card) => (card.shadowRoot ? card.shadowRoot.querySelector('.line').textContent.trim() === '' : card.textContent.trim() === '');
       new MutationObserver(() => {
-        if (inspector.hidden || window.emptyCardsWhenShown) return;
-        window.emptyCardsWhenShown = [...inspector.querySelectorAll('.card')].filter((card) => card.textContent.trim() === '').map((card) => card.id);
-      }).observe(inspector, { attributes: true, attributeFilter: ['hidden'] });
+        if (board.hidden || window.emptyCardsWhenShown) return;
+        window.emptyCardsWhenShown = [...board.querySelectorAll('.card, runstore-inspector')].filter(empty).map((card) => card.id);
+      }).observe(board, { attributes: true, attributeFilter: ['hidden'] });
     });
   });
   await page.reload();
@@ -465,8 +493,8 @@ test('after a reload the cards show with their content, never empty', { skip: EN
 });
 
 test('the layout at 1280 and 1920 px wide and on a phone: nothing cut or overflowing', async () => {
-  await page.click('#workflows [data-workflow-id^="research-"]');
-  await page.waitForSelector('#detail [data-step="pager.notify"]');
+  await page.click('#inspector .row[data-workflow-id^="research-"]');
+  await page.waitForSelector('#inspector [data-step="pager.notify"]');
   for (const [name, width, height] of [['1280', 1280, 900], ['1920', 1920, 1080], ['phone', 390, 844]]) {
     const framed = ENGINE === 'webkit' && width < 447;
     const tab = framed ? await framedDemo(width, height) : page;

@@ -1,10 +1,12 @@
 // The demo page: opens the store, starts the workflow engine (in the leader tab it resumes
-// whatever the last page left running) and keeps the inspector up to date.
+// whatever the last page left running), and shows the store in the package's inspector
+// (<runstore-inspector>, which follows every commit itself) beside the demo's own cards.
 
 import './style.css';
+import 'runstore/inspector';
 import { WorkflowEngine } from 'runstore/workflow';
+import { onApprove, renderApprovals, renderServices } from './cards.js';
 import { html } from './html.js';
-import { Inspector } from './inspector.js';
 import { LangGraphAgents } from './langgraph.js';
 import { Recovery, describeRecovery } from './recovery.js';
 import { STORE_NAME, deleteStore, mediumName, openStore } from './store.js';
@@ -60,22 +62,35 @@ async function main() {
   if (store.isLeader) await recovery.begin();
   const engine = await WorkflowEngine.start(store, { workflows: Object.values(WORKFLOWS).map((w) => w.workflow) });
   const agents = new LangGraphAgents(store, document.getElementById('langgraph'));
-  const inspector = new Inspector(document.getElementById('inspector'), store, engine);
+  const inspector = document.getElementById('inspector');
+  for (const element of document.querySelectorAll('runstore-inspector')) Object.assign(element, { store, engine });
+  const approvals = document.getElementById('approvals');
+  const services = document.getElementById('services');
+  onApprove(approvals, engine);
+  // The cards read the store after commits, and the services' memory (outside the store) now and then.
+  let cardsDrawn = null;
+  const drawCards = () => {
+    cardsDrawn ??= Promise.all([renderApprovals(approvals, store, engine), renderServices(services, store)])
+      .catch((error) => console.error(error))
+      .finally(() => (cardsDrawn = null));
+    return cardsDrawn;
+  };
   let recoveryShown = null;
   const updateRecovery = () => {
     clearTimeout(recoveryShown);
     recoveryShown = setTimeout(() => recovery.summary(engine).then((found) => showRecovery(found, held), console.error), 50);
   };
-  // Every tab's inspector follows every tab's commits.
+  // Every tab's cards follow every tab's commits (the inspector follows them itself).
   store.subscribe(null, (change) => {
-    inspector.refreshSoon();
+    drawCards();
     if (change.areas.includes('checkpoints')) agents.render().catch((error) => console.error(error));
     if (!engine.running || !change.areas.includes('journal')) return;
     if (change.workflowIds.some((id) => recovery.active.includes(id))) updateRecovery();
   });
   // With a sync server, the leader tab also syncs (live) and every tab shows how it goes.
   const syncConfig = await loadSyncConfig();
-  const sync = syncConfig && new SyncPanel(store, syncConfig, document.getElementById('sync'));
+  const sync = syncConfig && new SyncPanel(store, syncConfig, document.getElementById('sync'), inspector.syncProgress);
+  if (syncConfig) inspector.sync = { url: syncConfig.url, namespace: syncConfig.namespace ?? 'default' };
   // Only the leader tab's engine runs workflows; when that tab goes, the next one takes over.
   // (A tab that takes over notes what is unfinished before its engine has recorded anything:
   // the engine's first commit comes after several reads that it asks for after this listener's.)
@@ -107,8 +122,11 @@ async function main() {
   startAgent.disabled = false;
   startAgent.addEventListener('click', () => agents.start());
   await agents.render();
-  await inspector.start();
-  window.demo = { store, engine, agents, worldLedger }; // for the console: try `await demo.engine.describe(id)`
+  // The board shows once its cards have content (an empty card would flash first).
+  await Promise.all([inspector.ready, drawCards()]);
+  document.getElementById('board').hidden = false;
+  setInterval(drawCards, 1000);
+  window.demo = { store, engine, agents, worldLedger, inspector }; // for the console: try `await demo.engine.describe(id)`
   document.body.dataset.store = 'ready';
 
   setUpTransfer(store, (error) =>

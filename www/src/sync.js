@@ -29,8 +29,11 @@ export class SyncPanel {
   #element;
   #abort = null;
   #status;
+  #onProgress;
 
-  constructor(store, config, element) {
+  /** `onProgress` is told each of the sync's progress reports too (the inspector's sync view). */
+  constructor(store, config, element, onProgress = () => {}) {
+    this.#onProgress = onProgress;
     this.#store = store;
     this.#config = config;
     this.#element = element;
@@ -69,6 +72,7 @@ export class SyncPanel {
   }
 
   #progress(event) {
+    this.#onProgress(event);
     const status = this.#status;
     if (event.type === 'pushed') status.pushed += event.events;
     if (event.type === 'pulled') status.pulled += event.events;
