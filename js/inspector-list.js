@@ -37,6 +37,8 @@ export class WorkflowList {
   #error = null;
   #refreshing = null;
   #again = false;
+  #nextAt = 0;
+  #later = null;
 
   constructor(ctx, element) {
     this.#ctx = ctx;
@@ -98,17 +100,29 @@ export class WorkflowList {
     return this.#count();
   }
 
-  /** The store changed: counts and the rows in view are read again. */
+  /**
+   * The store changed: counts and the rows in view are read again, at most once in three times
+   * the last reading took (and 250 ms): on a large store under a stream of commits the
+   * inspector must not keep the store's worker from the app's own work.
+   */
   refresh() {
+    const wait = this.#nextAt - Date.now();
+    if (wait > 0) {
+      clearTimeout(this.#later);
+      this.#later = setTimeout(() => this.refresh(), wait);
+      return undefined;
+    }
     if (this.#refreshing) {
       this.#again = true;
       return this.#refreshing;
     }
     this.#refreshing = (async () => {
+      const started = Date.now();
       try {
         this.#source?.refresh();
         await this.#count();
       } finally {
+        this.#nextAt = Date.now() + Math.max(250, 3 * (Date.now() - started));
         this.#refreshing = null;
         if (this.#again) {
           this.#again = false;
@@ -264,6 +278,7 @@ export class WorkflowList {
   }
 
   stop() {
+    clearTimeout(this.#later);
     this.#source?.stop();
   }
 }
