@@ -1,7 +1,7 @@
 // What the inspector can do, each through the public API and each after a dialog that says what
-// it will do: signal and cancel a workflow (through the engine given, `engine.signal` and
-// `engine.cancel`, which every tab may call), requeue a dead letter, purge closed workflows,
-// export the store as a SQLite file and a workflow as JSON.
+// it will do: signal, cancel and run again a workflow (through the engine given,
+// `engine.signal`, `engine.cancel` and `engine.retry`, which every tab may call), requeue a
+// dead letter, purge closed workflows, export the store as a SQLite file and a workflow as JSON.
 import { field } from './inspector-dialog.js';
 import { bytes, clock, html, plural } from './inspector-html.js';
 
@@ -67,6 +67,21 @@ export function cancel(ctx, confirm, workflowId) {
       const reason = String(new FormData(form).get('reason')).trim();
       await ctx.engine.cancel(workflowId, { reason: reason || undefined });
       return `Cancellation of ${workflowId} requested.`;
+    },
+  });
+}
+
+export function retry(ctx, confirm, workflowId) {
+  return confirm.ask({
+    title: 'Run the workflow again',
+    ok: 'Run again',
+    focus: 'cancel',
+    body: html`<p>Starts workflow <code>${workflowId}</code> again through <code>engine.retry</code>: a new run under the same id,
+      from the top, with the input of the run that failed or was cancelled. That run stays in its journal; steps it completed
+      run again in the new run (under new idempotency keys).</p>`,
+    run: async () => {
+      await ctx.engine.retry(workflowId);
+      return `Workflow ${workflowId} runs again.`;
     },
   });
 }

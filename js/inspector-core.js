@@ -106,13 +106,14 @@ export function coreStore(core) {
 /**
  * Serves `core` (a RunStoreCore, in a worker) to `connectCore` on the other end of `port` (a
  * MessagePort, or the worker's global scope): its calls, its change notices (as `coreStore`
- * hears them) and, with `engine`, `engine.signal`, `engine.cancel` and `engine.describe`.
+ * hears them) and, with `engine`, `engine.signal`, `engine.cancel`, `engine.retry` and
+ * `engine.describe`.
  * Returns the store `coreStore` made, whose `changed()` tells of the worker's own writes.
  */
 export function exposeCore(core, port, { engine = null } = {}) {
   const store = coreStore(core);
   store.subscribe(null, (change) => port.postMessage({ runstoreInspector: 'change', change }));
-  const engineMethods = new Set(['signal', 'cancel', 'describe']);
+  const engineMethods = new Set(['signal', 'cancel', 'retry', 'describe']);
   port.addEventListener('message', async ({ data }) => {
     if (data?.runstoreInspector !== 'call') return;
     const { id, target, method, args } = data;
@@ -166,6 +167,7 @@ export async function connectCore(port) {
     device: hello.engine.device,
     signal: (...args) => call('engine', 'signal', args),
     cancel: (...args) => call('engine', 'cancel', args),
+    retry: (...args) => call('engine', 'retry', args),
     describe: (...args) => call('engine', 'describe', args),
   };
   return { store, engine };

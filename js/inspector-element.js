@@ -386,6 +386,9 @@ export class RunStoreInspector extends Base {
       case 'cancel':
         message = await actions.cancel(ctx, confirm, arg);
         break;
+      case 'retry':
+        message = await actions.retry(ctx, confirm, arg);
+        break;
       case 'requeue': {
         const row = this.#views.outbox.row(arg);
         if (row) message = await actions.requeue(ctx, confirm, row);

@@ -90,9 +90,11 @@ export class RunView {
     const mine = engine && runsHere(engine, run?.started);
     const open = status === 'running' || status === 'pending' || status === 'blocked';
     const write = !this.#ctx.readOnly && engine && mine && open;
+    const again = !this.#ctx.readOnly && engine?.retry && mine && (status === 'failed' || status === 'cancelled');
     const actions = html`<div class="actions">
       ${write ? html`<button type="button" data-action="signal" data-arg="${this.#id}">Signal…</button>
         <button type="button" data-action="cancel" data-arg="${this.#id}">Cancel…</button>` : ''}
+      ${again ? html`<button type="button" data-action="retry" data-arg="${this.#id}">Run again…</button>` : ''}
       <button type="button" data-action="export-run" data-arg="${this.#id}">Export JSON…</button></div>`;
     const start = r.startTime ?? run?.start;
     const end = r.closeTime ?? run?.end;

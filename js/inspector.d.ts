@@ -10,6 +10,8 @@ export interface InspectedEngine {
   readonly device: string;
   signal(workflowId: string, name: string, payload?: unknown, options?: { signalId?: string }): Promise<{ signalId: string; duplicate: boolean }>;
   cancel(workflowId: string, options?: { reason?: string }): Promise<void>;
+  /** When given, a failed or cancelled workflow can be run again. */
+  retry?(workflowId: string): Promise<unknown>;
 }
 
 /** The views, as the `view` and `views` attributes name them. */
@@ -26,7 +28,7 @@ export declare class RunStoreInspector extends HTMLElement {
   /** The store shown. A RunStoreCore is wrapped with `coreStore` as it is set. */
   get store(): InspectedStore | null;
   set store(store: InspectedStore | RunStoreCore | null);
-  /** The engine on the same store; with it, running workflows can be signalled and cancelled. */
+  /** The engine on the same store; with it, running workflows can be signalled and cancelled, and ended ones run again. */
   engine: InspectedEngine | null;
   /** The sync the app runs, as given to `store.sync` (the token is not needed): shows its status. */
   sync: { url: string; namespace?: string } | null;
@@ -68,7 +70,7 @@ export interface PortLike {
 }
 
 /**
- * In a worker: serves `core` (and `engine`'s signal, cancel and describe) to `connectCore` at the
+ * In a worker: serves `core` (and `engine`'s signal, cancel, retry and describe) to `connectCore` at the
  * other end of `port`. Returns the `coreStore` of `core`; call its `changed()` after writes made
  * on `core` directly.
  */

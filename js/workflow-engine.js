@@ -158,6 +158,48 @@ export class WorkflowEngine {
     return new WorkflowHandle(this, id);
   }
 
+  /**
+   * Runs a workflow whose last run failed or was cancelled again: a new run under the same id,
+   * from the top, with that run's input (or `options.input`); resolves to its handle. The
+   * earlier runs stay in its journal. Two tabs' retries of one run start one new run (both
+   * resolve to its handle). CONFLICT for a workflow that runs or completed, or one another
+   * device runs.
+   */
+  async retry(workflowId, options = {}) {
+    checkName(workflowId, 'workflowId');
+    const summary = await this.#store.workflowSummary(workflowId);
+    if (summary.status !== 'failed' && summary.status !== 'cancelled') {
+      throw new RunStoreError('CONFLICT', `workflow ${workflowId} is ${summary.status}: only a failed or cancelled workflow runs again`, {
+        entity: 'workflow',
+        id: workflowId,
+        status: summary.status,
+      });
+    }
+    const type = this.#typeOf(summary.workflowType);
+    await this.#runsHere(workflowId, summary);
+    const firstSeq = await this.#firstSeq(workflowId, summary);
+    const [last] = (await this.#store.readHistoryFrom(workflowId, firstSeq, { limit: 1 })).items;
+    const input = options && 'input' in options ? asStored(options.input, 'options.input') : last?.data?.input;
+    const runId = crypto.randomUUID();
+    const now = Date.now();
+    const data = { ...withValue('input', input), origin: this.device, parent: null, retryOf: summary.runId };
+    const head = summary.head + 1;
+    try {
+      await this.write({
+        operations: [
+          { op: 'append', workflowId, events: [{ type: 'started', workflowType: type, runId, recordedAt: now, data }], expectedSeq: summary.head },
+          { op: 'upsertVisibility', record: this.startRecord(workflowId, runId, type, now, this.device, head) },
+        ],
+      });
+    } catch (error) {
+      // A closed run's journal grows only by a new run: another tab's retry came first.
+      if (error?.code !== 'SEQUENCE_CONFLICT' || error.operation !== 0) throw error;
+      return new WorkflowHandle(this, workflowId);
+    }
+    this.adopt(workflowId);
+    return new WorkflowHandle(this, workflowId);
+  }
+
   /** The handle of workflow `workflowId`, to await, signal, cancel or describe it. */
   handle(workflowId) {
     checkName(workflowId, 'workflowId');
@@ -483,16 +525,16 @@ export class WorkflowEngine {
     return outcome;
   }
 
-  /** The visibility record of a run that just started. */
-  startRecord(workflowId, runId, workflowType, now, origin) {
+  /** The visibility record of a run that just started, its `started` event at seq `head`. */
+  startRecord(workflowId, runId, workflowType, now, origin, head = 1) {
     return {
       workflowId,
       runId,
       workflowType,
       status: 'running',
       startTime: now,
-      head: 1,
-      searchAttributes: { engine: 'runstore/workflow', origin, firstSeq: 1, steps: 0, step: null, waiting: null },
+      head,
+      searchAttributes: { engine: 'runstore/workflow', origin, firstSeq: head, steps: 0, step: null, waiting: null },
     };
   }
 

@@ -23,6 +23,11 @@ export class WorkflowHandle {
     return this.#engine.signal(this.workflowId, name, payload, options);
   }
 
+  /** Runs it again after its last run failed or was cancelled (see WorkflowEngine#retry). */
+  retry(options) {
+    return this.#engine.retry(this.workflowId, options);
+  }
+
   /** Asks it to cancel (see WorkflowEngine#cancel). */
   cancel(options) {
     return this.#engine.cancel(this.workflowId, options);

@@ -123,6 +123,8 @@ export declare class WorkflowHandle<O = any> {
   signal(name: string, payload?: unknown, options?: { signalId?: string }): Promise<SignalOutcome>;
   /** See `WorkflowEngine#cancel`. */
   cancel(options?: { reason?: string }): Promise<void>;
+  /** See `WorkflowEngine#retry`. */
+  retry(options?: { input?: unknown }): Promise<WorkflowHandle<O>>;
 }
 
 export interface SignalOutcome {
@@ -188,6 +190,12 @@ export declare class WorkflowEngine {
    * for a run of another device.
    */
   signal(workflowId: string, name: string, payload?: unknown, options?: { signalId?: string }): Promise<SignalOutcome>;
+  /**
+   * Runs a workflow whose last run failed or was cancelled again: a new run under the same id,
+   * from the top, with that run's input (or `options.input`). CONFLICT for one that runs or
+   * completed, or that another device runs.
+   */
+  retry<O = any>(workflowId: string, options?: { input?: unknown }): Promise<WorkflowHandle<O>>;
   /** Asks the workflow to cancel: CANCELLED is raised at its next await. */
   cancel(workflowId: string, options?: { reason?: string }): Promise<void>;
   /**

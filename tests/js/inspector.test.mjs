@@ -147,7 +147,7 @@ async function confirmDialog(page) {
 
 const dialogOpen = (page) => page.evaluate(() => document.querySelector('runstore-inspector').shadowRoot.querySelector('dialog').open);
 
-test(title('signal and cancel ask first and say what they will do; declined, nothing changes; confirmed, the engine does it'), async () => {
+test(title('signal, cancel and run again ask first and say what they will do; declined, nothing changes; confirmed, the engine does it'), async () => {
   const page = follower;
   await page.click('runstore-inspector .row[data-workflow-id="order-0"]');
   await waitCount(page, '[data-action="cancel"][data-arg="order-0"]', 1);
@@ -175,6 +175,17 @@ test(title('signal and cancel ask first and say what they will do; declined, not
   // Its artifact, stored with its last step, shows with its text.
   await waitCount(page, '[data-artifact="label.txt"]', 1);
   assert.match(await textIn(page, '[data-artifact="label.txt"]'), /ship 100 to the inspector/);
+  // Cancelled, confirmed; then run again, after a dialog too: a new run under the same id.
+  await page.click('runstore-inspector .row[data-workflow-id="order-2"]');
+  await waitCount(page, '[data-action="cancel"][data-arg="order-2"]', 1);
+  await openDialog(page, '[data-action="cancel"][data-arg="order-2"]');
+  await confirmDialog(page);
+  await page.waitForFunction((id) => document.querySelector('runstore-inspector').shadowRoot.querySelector(`.row[data-workflow-id="${id}"]`)?.dataset.status === 'cancelled', 'order-2', { timeout: 20_000 });
+  assert.match(await openDialog(page, '[data-action="retry"][data-arg="order-2"]'), /order-2.*engine\.retry/s);
+  await confirmDialog(page);
+  await page.waitForFunction((id) => document.querySelector('runstore-inspector').shadowRoot.querySelector(`.row[data-workflow-id="${id}"]`)?.dataset.status === 'running', 'order-2', { timeout: 20_000 });
+  const runs = await page.evaluate(async () => (await window.inspected.store.readRunChain('order-2')).map((r) => r.status));
+  assert.deepEqual(runs, ['cancelled', 'running']);
 });
 
 test(title('requeue, purge and export ask first, then do what they said'), async () => {

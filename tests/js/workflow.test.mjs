@@ -212,6 +212,11 @@ test(title("another device's run (pulled by sync) is shown from its journal, not
   assert.equal(report.result, 2);
 });
 
+test(title('retry() runs a failed workflow again under its id with its input, once for two calls at once; not one that runs or completed'), async () => {
+  const report = await runCase('retryFailed');
+  assert.deepEqual(report, { first: 'WORKFLOW_FAILED', running: 'CONFLICT', result: 42, twinResult: 42, completed: 'CONFLICT', runs: ['failed', 'completed'], status: 'completed' });
+});
+
 test(title('runs are in the visibility index with their type, status, step and error'), async () => {
   const report = await runCase('visibility');
   assert.deepEqual(report, [

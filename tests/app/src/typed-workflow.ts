@@ -45,6 +45,8 @@ export async function typedEngine(): Promise<WorkflowDescription> {
   const result = await run.result({ signal: AbortSignal.timeout(60_000) });
   const tracking: string = result.tracking;
   await engine.cancel('order-42', { reason: String(duplicate) + tracking });
+  const again = await run.retry({ input: { sku: 'A2' } });
+  void (await engine.retry(again.workflowId)).workflowId;
   const running: boolean = engine.running;
   void running;
   await engine.stop();

@@ -539,6 +539,32 @@ export const CASES = {
     };
   },
 
+  /** retry() runs a failed workflow again, from the top, under its id, with its input. */
+  async retryFailed(open) {
+    const store = await open('wf-run-again');
+    let broken = true;
+    const flow = defineWorkflow('again', async (ctx, n) => ctx.step('double', () => {
+      if (broken) throw new FatalError('down');
+      return n * 2;
+    }));
+    const napper = defineWorkflow('napping', async (ctx) => ctx.sleep('long', 60_000));
+    const engine = await WorkflowEngine.start(store, { workflows: [flow, napper] });
+    const handle = await engine.start(flow, { id: 'again-1', input: 21 });
+    const failed = await rejection(handle.result());
+    await engine.start(napper, { id: 'still-running' });
+    const running = await rejection(engine.retry('still-running'));
+    broken = false;
+    // Two calls at once (two tabs' buttons): one new run, both handles on it.
+    const [again, twin] = await Promise.all([handle.retry(), engine.retry('again-1')]);
+    const result = await again.result();
+    const twinResult = await twin.result();
+    const completed = await rejection(handle.retry());
+    const runs = (await store.readRunChain('again-1')).map((r) => r.status);
+    const record = await store.getVisibility('again-1');
+    await engine.stop();
+    return { first: failed.code, running: running.code, result, twinResult, completed: completed.code, runs, status: record.status };
+  },
+
   /** Runs are in the visibility index: type, status, step, error. */
   async visibility(open) {
     const store = await open('wf-visibility');
