@@ -36,9 +36,13 @@ class FirefoxPage extends DomPage {
     return this.#page.evaluate(fn, arg);
   }
 
-  /** As playwright's: the predicate, its argument, then the options. */
-  waitForFunction(fn, arg, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
-    return this.#page.waitForFunction(fn, { timeout, polling: 'raf' }, arg);
+  /**
+   * As playwright's: the predicate, its argument, then the options. Checked every 50 ms, not at
+   * each animation frame: a page behind another one gets no frames in Firefox, and a wait there
+   * timed out with its condition long true.
+   */
+  waitForFunction(fn, arg, { timeout = DEFAULT_TIMEOUT_MS, polling = 50 } = {}) {
+    return this.#page.waitForFunction(fn, { timeout, polling }, arg);
   }
 
   /** 'pageerror' (an Error), 'console' (type(), text()), 'dialog' (accept()). */
