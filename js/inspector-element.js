@@ -3,6 +3,8 @@
 // when it has no `subscribe`), and optionally the runstore/workflow engine (`engine`) for
 // signal and cancel, and the sync it runs (`sync`, `syncProgress`). It follows the store's
 // change notices: whatever commits, in this tab or another, is read again where it shows.
+// A copy of a sync server's namespace (syncServerStore, which the app makes and hands it) is
+// shown read-only, with the views a journal can fill and its sync's failures told.
 // Everything it draws is in its shadow root; it makes no network request.
 import * as actions from './inspector-actions.js';
 import { ChangesView } from './inspector-changes.js';
@@ -43,6 +45,12 @@ const CLASSES = {
   sync: SyncView,
   store: StoreView,
 };
+/**
+ * The views a copy of a sync server's namespace (syncServerStore) can fill: the server holds
+ * journals only, and the effect ledger, outbox, timers, checkpoints and conversations stay on
+ * the devices.
+ */
+const SERVER_VIEWS = ['workflows', 'changes', 'sync', 'store'];
 /** Changes heard within this long are read together. */
 const BATCH_MS = 120;
 
@@ -64,6 +72,7 @@ export class RunStoreInspector extends Base {
   #confirm;
   #active = 'workflows';
   #unsubscribe = null;
+  #unsubscribeSync = null;
   #dirty = new Set();
   #timer = null;
   #tick = null;
@@ -86,10 +95,10 @@ export class RunStoreInspector extends Base {
         return element.#engine;
       },
       get sync() {
-        return element.#sync;
+        return element.#sync ?? element.#store?.server ?? null;
       },
       get readOnly() {
-        return element.hasAttribute('readonly');
+        return element.hasAttribute('readonly') || element.#store?.readOnly === true;
       },
       get selected() {
         return element.#selected;
@@ -114,6 +123,7 @@ export class RunStoreInspector extends Base {
   set store(store) {
     this.#stop();
     this.#store = store && typeof store.subscribe !== 'function' ? coreStore(store) : store;
+    this.#tabs();
     if (this.isConnected) this.#start();
   }
 
@@ -185,6 +195,11 @@ export class RunStoreInspector extends Base {
   #start() {
     if (!this.#store) return;
     this.#unsubscribe = this.#store.subscribe(null, (change) => this.#heard(change));
+    // A store that syncs itself (syncServerStore) tells how that goes: failures as a toast too.
+    this.#unsubscribeSync = this.#store.subscribeSync?.((progress) => {
+      this.syncProgress(progress);
+      if (progress.type === 'error') this.#told(progress.error);
+    }) ?? null;
     this.#list.reset().catch((error) => this.#told(error));
     if (this.#selected) this.#run.show(this.#selected).catch((error) => this.#told(error));
     this.#mark(Object.keys(this.#views));
@@ -196,6 +211,8 @@ export class RunStoreInspector extends Base {
   #stop() {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
+    this.#unsubscribeSync?.();
+    this.#unsubscribeSync = null;
     this.#list?.stop();
     clearInterval(this.#tick);
     clearTimeout(this.#timer);
@@ -228,15 +245,16 @@ export class RunStoreInspector extends Base {
     this.#show('workflows');
   }
 
-  /** Which views the `views` attribute allows (all without it). */
+  /** Which views the `views` attribute allows (all without it), of those the store can fill. */
   #allowed(name) {
+    if (this.#store?.server && !SERVER_VIEWS.includes(name)) return false;
     const views = this.getAttribute?.('views');
     return !views || views.split(/[\s,]+/).includes(name);
   }
 
   #tabs() {
     const root = this.#root;
-    const allowed = VIEWS.filter(([name]) => this.#allowed(name) && (name !== 'sync' || this.#sync));
+    const allowed = VIEWS.filter(([name]) => this.#allowed(name) && (name !== 'sync' || this.#ctx.sync));
     for (const [name] of VIEWS) root.querySelector(`[data-tab="${name}"]`).hidden = !allowed.some(([n]) => n === name);
     // One view alone needs no tabs.
     root.querySelector('.top [role="tablist"]').hidden = allowed.length < 2;

@@ -106,6 +106,7 @@ export class RunView {
       <p class="meta">run <code>${r.runId ?? run?.started.runId}</code> · started <time title="${iso(start)}">${clock(start, now)}</time> ·
         ${end ? html`took ${duration(end - start)}` : html`running for ${duration(now - start)}`} · journal head ${s.head}
         ${engine && run && !mine ? html` · <span class="badge" title="started on another device, which runs it; pulled here by sync">another device's</span>` : ''}
+        ${this.#ctx.store?.server ? html` · <span class="badge" data-server-copy title="the server holds journals only: effect-ledger records, artifacts and checkpoints stay on the device that runs it">the server's journal</span>` : ''}
         ${r.failureReason ? html` · <span class="bad">${r.failedStep ? `${r.failedStep}: ` : ''}${r.failureReason}</span>` : ''}</p>
       ${run ? html`<h3>Timeline</h3>${timeline(run, now)}<h3>Steps <small>each with its effect-ledger record</small></h3>${this.#steps(run, s.effects, now)}` : ''}
       <h3>Journal <small>${s.events.length} events, in order</small></h3>${this.#events(s, run)}

@@ -2,6 +2,13 @@
 // all of it (export, purge).
 import { bytes, html, plural } from './inspector-html.js';
 
+/** Where the store runs, said for its kind. */
+function runsWhere(store) {
+  if (store.server) return html`a read-only copy of namespace <code>${store.server.namespace}</code> at <code>${store.server.url}</code>, pulled into this page`;
+  if (typeof store.isLeader !== 'boolean') return 'in this thread';
+  return store.isLeader ? 'this tab runs the store (the leader)' : "another tab runs the store; this tab's calls go to it";
+}
+
 export class StoreView {
   #ctx;
   #el;
@@ -34,7 +41,7 @@ export class StoreView {
   render() {
     const store = this.#ctx.store;
     const i = this.#info;
-    const role = typeof store.isLeader === 'boolean' ? (store.isLeader ? 'this tab runs the store (the leader)' : "another tab runs the store; this tab's calls go to it") : 'in this thread';
+    const role = runsWhere(store);
     const used = i && i.stats.pageSize * (i.stats.pageCount - i.stats.freelistCount);
     const write = !this.#ctx.readOnly;
     this.#ctx.put(this.#el, String(html`

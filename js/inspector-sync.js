@@ -2,7 +2,8 @@
 // { url, namespace }`): what the store keeps of that target (its cursor in the server's change
 // feed, whether every local append was handled by a pass, the workflows in conflict), read in
 // every tab, and what the app's `store.sync` reported (`onProgress`, handed to
-// `inspector.syncProgress`): the last push and pull, failures, offline. Nothing is fetched.
+// `inspector.syncProgress`, or a copy of a server's namespace tells itself): the last push and
+// pull, failures, offline. Nothing is fetched.
 import { clock, html, iso, plural } from './inspector-html.js';
 
 /** The target name `store.sync` keeps its state under (js/sync.js: namespace@url). */
@@ -77,7 +78,9 @@ export class SyncView {
           <dt>local appends</dt><dd>${pending ? 'some not yet pushed by a pass' : 'all handled by a pass'} (mark ${s.stored.mark ?? 'none'}, clock ${s.stored.clock})</dd>
           <dt>purged here</dt><dd>${plural(s.purged, 'workflow')}</dd>` : ''}
       </dl>
-      <p class="legend">Progress (last push, pull, errors) comes from the tab that runs <code>store.sync</code> when its <code>onProgress</code> is handed to <code>inspector.syncProgress</code>; the rest is read from the store, in every tab.</p>
+      <p class="legend">${this.#ctx.store?.server
+        ? html`Progress (last pull, errors) is this copy's own sync with the server; the rest is read from the copy.`
+        : html`Progress (last push, pull, errors) comes from the tab that runs <code>store.sync</code> when its <code>onProgress</code> is handed to <code>inspector.syncProgress</code>; the rest is read from the store, in every tab.`}</p>
       ${this.#error ? html`<p class="bad">${this.#error.code}: ${this.#error.message}</p>` : ''}
       <h3>Conflicts <small>${s ? s.conflicts.length : ''}</small></h3>
       ${conflicts?.length ? html`<ul class="plain">${conflicts}</ul>` : html`<p class="empty">none</p>`}`));

@@ -2,8 +2,8 @@ import type { RunStore, SyncProgress } from './index.js';
 import type { RunStoreCore } from '../pkg/runstore.js';
 import type { Change } from './index.js';
 
-/** What the inspector reads: a RunStore, or what `coreStore` and `connectCore` give. */
-export type InspectedStore = RunStore | CoreStore;
+/** What the inspector reads: a RunStore, or what `coreStore`, `connectCore` and `syncServerStore` give. */
+export type InspectedStore = RunStore | CoreStore | ServerStore;
 
 /** The part of runstore/workflow's engine the inspector calls (a `WorkflowEngine`, or `connectCore`'s). */
 export interface InspectedEngine {
@@ -78,6 +78,41 @@ export declare function exposeCore(core: RunStoreCore, port: PortLike, options?:
 
 /** In the page: the store (and engine, if one was exposed) served by `exposeCore` at the other end of `port`. */
 export declare function connectCore(port: PortLike): Promise<{ store: CoreStore; engine: InspectedEngine | null }>;
+
+/** The writes a `ServerStore` leaves out. */
+type StoreWrites =
+  | 'append' | 'appendWithOutbox' | 'insertOutbox' | 'claimOutbox' | 'completeOutbox' | 'completeOutboxBatch' | 'retryOutbox'
+  | 'failOutbox' | 'cancelWorkflowOutbox' | 'rearmStaleClaims' | 'scheduleTimer' | 'cancelTimer' | 'compareAndSwapCheckpoint'
+  | 'compareAndSwapEffect' | 'upsertVisibility' | 'recordRunEvent' | 'saveConversation' | 'putArtifact' | 'deleteArtifact'
+  | 'purgeExpiredArtifacts' | 'purgeWorkflows' | 'registerNamespace' | 'putNamespace' | 'setNamespacePlacement'
+  | 'deprecateNamespace' | 'putPackage' | 'putPackageForTypes' | 'deletePackage' | 'setPackageRoute' | 'commit'
+  | 'importDatabase' | 'vacuum' | 'changed';
+
+/**
+ * A read-only copy of a sync server's namespace in this page (`syncServerStore`): the store's
+ * reads, no write. The inspector shows it with its actions off (exports excepted), the views a
+ * journal fills, and its sync's failures in its toast and Sync view.
+ */
+export interface ServerStore extends Omit<CoreStore, StoreWrites> {
+  readonly readOnly: true;
+  /** The server and namespace copied (the token is not kept here). */
+  readonly server: { readonly url: string; readonly namespace: string };
+  /** Tells of the copy's sync as `store.sync`'s `onProgress` hears it; a failure before the call is told at once. Returns the unsubscribe function. */
+  subscribeSync(callback: (progress: SyncProgress) => void): () => void;
+  /** Ends following the server for good; resolves once its long-poll ended. What was pulled stays readable. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A read-only copy of namespace `namespace` (default `"default"`) of the sync server at `url`,
+ * read with `token`, kept in a memory store in this page: it pulls the namespace's journals
+ * and follows the server's change feed while something subscribes to it (an inspector, from
+ * when it is added to the page until it is removed), and writes each workflow's visibility
+ * record from its journal. Rejects with INVALID_INPUT naming `options.<field>` for bad options;
+ * the server's answers (UNAUTHORIZED for a token it refuses, UNAVAILABLE offline) go to
+ * `subscribeSync`, and the sync tries again with backoff.
+ */
+export declare function syncServerStore(options: { url: string; token: string; namespace?: string; fetch?: typeof fetch }): Promise<ServerStore>;
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -543,7 +543,7 @@ async function request(settings, method, path, body) {
  * The options, each read once. Anything wrong (a value of another type, a getter that throws)
  * is INVALID_INPUT naming `options.<field>`.
  */
-function readOptions(options) {
+export function readOptions(options) {
   const invalid = (field, reason) => new RunStoreError('INVALID_INPUT', `options.${field} ${reason}`, { field: `options.${field}` });
   if (!isObject(options)) throw new RunStoreError('INVALID_INPUT', 'options must be an object', { field: 'options' });
   const read = (field, fallback) => {

@@ -633,8 +633,11 @@ async function deviceOf(store) {
   }
 }
 
-/** The visibility record of a run another device runs, from its journal as far as it goes here. */
-async function elsewhereRecord(store, workflowId, summary) {
+/**
+ * The visibility record of a run another device runs, from its journal as far as it goes here
+ * (also what runstore/inspector's copy of a sync server's namespace shows of each workflow).
+ */
+export async function elsewhereRecord(store, workflowId, summary) {
   const chain = await store.readRunChain(workflowId);
   const firstSeq = chain.at(-1)?.firstSeq ?? 1;
   const events = [];

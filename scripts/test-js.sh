@@ -13,7 +13,9 @@
 #   IndexedDB, the medium `persistence: 'auto'` takes where OPFS sync access handles are missing:
 #   tabs and export on IndexedDB run there. Each file on its own, and once more if it fails
 #   (scripts/webkit-once-more.sh).
-# runstore/inspector's element (tests/js/inspector.test.mjs) runs in all three, with the others.
+# runstore/inspector's element (tests/js/inspector.test.mjs) runs in all three, with the others,
+# and so does the element on a sync server's namespace (tests/js/inspector-sync.test.mjs, against
+# the runstore-sync binary built here).
 # (What runs where is chosen to keep the three engines within some 20 minutes of a 2-core CI
 # machine: each engine's own ways (workers, locks, channels, cloning, quota, OPFS or IndexedDB)
 # meet the files that exercise them, and code that is the same wasm everywhere runs once per medium.)
@@ -26,13 +28,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/build-test-app.sh
+cargo build --quiet --features server --bin runstore-sync
+export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 
 # The longest one engine's run of one medium may take (a wedged browser or driver); in WebKit,
 # one file's run.
 LIMIT_S=${JS_ENGINE_LIMIT_S:-1200}
 ALL=(tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs
   tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs
-  tests/js/inspector.test.mjs)
+  tests/js/inspector.test.mjs tests/js/inspector-sync.test.mjs)
 
 # run ENGINE MEDIUM FILE...: the files in one engine on one medium, named in the log.
 run() {
@@ -72,7 +76,8 @@ for engine in "${engines[@]}"; do
       run firefox indexeddb tests/js/package.test.mjs tests/js/crash.test.mjs ;;
     webkit)
       run webkit indexeddb tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/crash.test.mjs \
-        tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs tests/js/inspector.test.mjs ;;
+        tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs tests/js/inspector.test.mjs \
+        tests/js/inspector-sync.test.mjs ;;
     *) echo "unknown engine $engine (chromium, firefox or webkit)" >&2; exit 2 ;;
   esac
 done

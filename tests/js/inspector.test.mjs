@@ -343,7 +343,7 @@ test(title('in Node, where there is no DOM: runstore/inspector loads, defines no
     console.log(JSON.stringify({ exports: Object.keys(inspector).sort(), customElements: typeof customElements, head: await store.head('wf'), heard }));`;
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: appDir });
   assert.deepEqual(JSON.parse(stdout), {
-    exports: ['RunStoreInspector', 'connectCore', 'coreStore', 'exposeCore'],
+    exports: ['RunStoreInspector', 'connectCore', 'coreStore', 'exposeCore', 'syncServerStore'],
     customElements: 'undefined',
     head: 1,
     heard: [['journal']],

@@ -124,5 +124,7 @@ window.napLateness = (durations, label) => napLateness(window.tab.engine, window
 
 /** runstore/inspector mounted on a store (src/inspector-page.js, tests/js/inspector.test.mjs). */
 window.inspectorPage = () => import('./inspector-page.js');
+/** runstore/inspector on a sync server's namespace (src/inspector-sync-page.js, tests/js/inspector-sync.test.mjs). */
+window.inspectorSyncPage = () => import('./inspector-sync-page.js');
 
 document.getElementById('status').textContent = 'ready';

@@ -2,7 +2,7 @@
 // by scripts/build-test-app.sh (tsc, never run).
 import { RunStore } from 'runstore';
 import { init, RunStoreCore } from 'runstore/core';
-import { coreStore, connectCore, RunStoreInspector } from 'runstore/inspector';
+import { coreStore, connectCore, syncServerStore, RunStoreInspector } from 'runstore/inspector';
 import { WorkflowEngine } from 'runstore/workflow';
 
 export async function mountOnClient(parent: HTMLElement): Promise<RunStoreInspector> {
@@ -36,4 +36,21 @@ export async function mountFromWorker(inspector: RunStoreInspector, worker: Work
   const { store, engine } = await connectCore(worker);
   inspector.store = store;
   inspector.engine = engine;
+}
+
+export async function mountOnServer(inspector: RunStoreInspector): Promise<() => Promise<void>> {
+  const store = await syncServerStore({ url: 'https://sync.example.com', token: 't', namespace: 'team' });
+  const unsubscribe = store.subscribeSync((progress) => {
+    if (progress.type === 'error') console.log(progress.error.code);
+  });
+  const namespace: string = store.server.namespace;
+  const readOnly: true = store.readOnly;
+  const page = await store.listVisibility({}, 50, null);
+  console.log(namespace, readOnly, page);
+  inspector.store = store;
+  return async () => {
+    unsubscribe();
+    inspector.remove();
+    await store.stop();
+  };
 }
