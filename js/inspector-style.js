@@ -100,7 +100,7 @@ td.wrap, td.what { overflow-wrap: anywhere; }
 tr.unknown td, tr.dead td, tr.ev.recovered td { background: var(--orange-bg); }
 tr.ev.failed td { background: var(--red-bg); }
 td pre { max-height: 8em; }
-.spans { list-style: none; margin: 0; padding: 0; }
+.spans { list-style: none; margin: 0; padding: 0; container-type: inline-size; }
 .span-row { display: grid; grid-template-columns: minmax(8em, 14em) minmax(6em, 1fr); gap: 0.1em 0.6em; align-items: center; padding: 0.15em 0; border-top: 1px solid var(--line); }
 .span-row .span-words { grid-column: 2; color: var(--dim); font-size: 0.85em; }
 .span-name { overflow-wrap: anywhere; }
@@ -110,6 +110,10 @@ td pre { max-height: 8em; }
 .ticks span:first-child { transform: none; }
 .ticks span:last-child { transform: translateX(-100%); }
 .span-row.axis { border-top: 0; }
+/* The axis's five times need the room of a wide timeline (its last one is right-aligned): on a
+   narrower one the quarters go, on a narrow one the middle too, rather than overlap. */
+@container (max-width: 40rem) { .ticks span:nth-child(2n) { display: none; } }
+@container (max-width: 28rem) { .ticks span:nth-child(3) { display: none; } }
 .span-row.axis .ticks { grid-column: 2; }
 .bar { position: absolute; top: 0.15em; bottom: 0.15em; border-radius: 0.2em; background: var(--blue); min-width: 2px; }
 .bar.done, .bar.attempt.done, .bar.run.completed { background: var(--green); }

@@ -99,7 +99,8 @@ setup_wasm_tools() {
 }
 
 # 4. npm packages (wasm-opt from binaryen, playwright-core for Chromium, puppeteer-core for
-# Firefox over WebDriver BiDi, vite, typescript).
+# Firefox over WebDriver BiDi, vite, typescript, pngjs and pixelmatch for the inspector's
+# screenshots).
 setup_npm() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "npm install"

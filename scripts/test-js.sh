@@ -16,6 +16,8 @@
 # runstore/inspector's element (tests/js/inspector.test.mjs) runs in all three, with the others,
 # and so does the element on a sync server's namespace (tests/js/inspector-sync.test.mjs, against
 # the runstore-sync binary built here).
+# Its screenshots (tests/js/inspector-screens.test.mjs: each view of a seeded store against a
+# stored screenshot of that engine, and at 200% zoom) run in all three too.
 # (What runs where is chosen to keep the three engines within some 20 minutes of a 2-core CI
 # machine: each engine's own ways (workers, locks, channels, cloning, quota, OPFS or IndexedDB)
 # meet the files that exercise them, and code that is the same wasm everywhere runs once per medium.)
@@ -36,7 +38,7 @@ export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 LIMIT_S=${JS_ENGINE_LIMIT_S:-1200}
 ALL=(tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs
   tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs
-  tests/js/inspector.test.mjs tests/js/inspector-sync.test.mjs)
+  tests/js/inspector.test.mjs tests/js/inspector-screens.test.mjs tests/js/inspector-sync.test.mjs)
 
 # run ENGINE MEDIUM FILE...: the files in one engine on one medium, named in the log.
 run() {
@@ -77,7 +79,7 @@ for engine in "${engines[@]}"; do
     webkit)
       run webkit indexeddb tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/crash.test.mjs \
         tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs tests/js/inspector.test.mjs \
-        tests/js/inspector-sync.test.mjs ;;
+        tests/js/inspector-screens.test.mjs tests/js/inspector-sync.test.mjs ;;
     *) echo "unknown engine $engine (chromium, firefox or webkit)" >&2; exit 2 ;;
   esac
 done

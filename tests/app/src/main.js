@@ -126,5 +126,7 @@ window.napLateness = (durations, label) => napLateness(window.tab.engine, window
 window.inspectorPage = () => import('./inspector-page.js');
 /** runstore/inspector on a sync server's namespace (src/inspector-sync-page.js, tests/js/inspector-sync.test.mjs). */
 window.inspectorSyncPage = () => import('./inspector-sync-page.js');
+/** runstore/inspector on a store seeded the same way every time (src/inspector-screens.js, tests/js/inspector-screens.test.mjs). */
+window.inspectorScreens = () => import('./inspector-screens.js');
 
 document.getElementById('status').textContent = 'ready';
