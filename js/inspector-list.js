@@ -14,7 +14,7 @@ const STATUSES = ['running', 'blocked', 'completed', 'failed', 'cancelled'];
 function waiting(record) {
   const a = record.searchAttributes ?? {};
   if (record.status !== 'running') return '';
-  return [a.steps !== undefined && `${a.steps} steps done`, a.waiting ? `waits: ${a.waiting}` : null].filter(Boolean).join(' · ');
+  return [a.steps !== undefined && `${plural(a.steps, 'step')} done`, a.waiting ? `waits: ${a.waiting}` : null].filter(Boolean).join(' · ');
 }
 
 function rowDetail(r, now) {
