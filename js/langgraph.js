@@ -7,9 +7,11 @@
 // `langgraph`; `K(...)` below is `prefix:kind:` + the JSON of the parts):
 // - a thread record per thread, K('thread', [thread]), in the run `prefix:threads`: the
 //   thread's generation and the latest checkpoint id of each namespace;
-// - a record per checkpoint, K('checkpoint', [thread, generation, ns, id]), in the run
-//   K('checkpoints', [thread, generation]): the checkpoint without its channel values, its
-//   metadata and its parent's id;
+// - a record per checkpoint, K('checkpoint', [thread, generation, newestFirst(id), ns]), in the
+//   run K('checkpoints', [thread, generation]): the checkpoint without its channel values, its
+//   metadata and its parent's id. The run lists its records by id, so `newestFirst` (an
+//   encoding of the checkpoint id that sorts in reverse) lets `list` read the newest first, a
+//   page at a time;
 // - a record per channel value, K('blob', [thread, generation, ns, channel, version]), in the
 //   run K('blobs', [thread, generation]): a value is stored once per version, when a put names
 //   its channel in `newVersions`, and read back for every checkpoint at that version;
@@ -18,8 +20,11 @@
 // A put is one step (the checkpoint, its new channel values and the thread record move
 // together), a putWrites one step, and deleteThread starts with one step that moves the thread
 // to a new generation, so a crash never leaves half a checkpoint or half a deletion visible.
+// On a RunStoreCore a step goes to the store as JSON text, as the main-thread client sends it
+// (wire.js, host.js): the wasm reads text at a fraction of the cost of walking the objects.
 import {
   BaseCheckpointSaver,
+  JsonPlusSerializer,
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
@@ -27,10 +32,14 @@ import {
   maxChannelVersion,
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
-import { RunStoreError } from './errors.js';
+import { RunStoreError, toRunStoreError } from './errors.js';
+import { capture } from './wire.js';
 
 /** Most operations one sweep step of deleteThread holds (a step may hold 1000). */
 const SWEEP_BATCH = 500;
+/** The first page `list` reads of a thread without a limit, and the largest it reads. */
+const LIST_PAGE = 100;
+const MAX_LIST_PAGE = 1000;
 /** Most rounds a write makes after conflicts with other writers before it gives up. */
 const MAX_ATTEMPTS = 64;
 
@@ -66,6 +75,11 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     return `${this.#prefix}:${kind}:${JSON.stringify(parts)}`;
   }
 
+  /** A checkpoint's record id: its run lists it among the thread's checkpoints newest first. */
+  #checkpointKey(threadId, generation, ns, checkpointId) {
+    return this.#key('checkpoint', [threadId, generation, newestFirst(checkpointId), ns]);
+  }
+
   get #threadsRun() {
     return `${this.#prefix}:threads`;
   }
@@ -76,13 +90,25 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     const threadId = optionalThreadId(config);
     if (threadId === undefined) return undefined;
     const ns = namespaceOf(config);
-    const thread = await this.#loadThread(threadId);
+    const asked = config.configurable?.checkpoint_id;
+    // The checkpoint as this saver last saw the thread (its generation, and for the latest its
+    // id) is read beside the thread record: one message to a RunStore's worker when it holds.
+    const seen = this.#threads.get(threadId)?.state;
+    const guess = seen === undefined ? undefined : (asked ?? seen.latest[ns]);
+    const [thread, guessed] = await Promise.all([
+      this.#loadThread(threadId),
+      guess === undefined ? null : this.#load(this.#checkpointKey(threadId, seen.generation, ns, String(guess))),
+    ]);
     if (!thread) return undefined;
-    const checkpointId = config.configurable?.checkpoint_id ?? thread.state.latest[ns];
+    const checkpointId = asked ?? thread.state.latest[ns];
     if (checkpointId === undefined) return undefined;
-    const record = await this.#load(this.#key('checkpoint', [threadId, thread.state.generation, ns, String(checkpointId)]));
+    const { generation } = thread.state;
+    const record =
+      guess !== undefined && seen.generation === generation && String(guess) === String(checkpointId)
+        ? guessed
+        : await this.#load(this.#checkpointKey(threadId, generation, ns, String(checkpointId)));
     if (!record || record.state === null) return undefined;
-    return this.#tuple(threadId, thread.state.generation, record.state);
+    return this.#tuple(threadId, generation, record.state);
   }
 
   async *list(config, options = {}) {
@@ -95,34 +121,41 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     const threads = threadId === undefined ? this.#allThreads() : this.#oneThread(threadId);
     for await (const state of threads) {
       const thread = state.threadId;
-      const records = [];
-      for await (const record of this.#pages(this.#key('checkpoints', [thread, state.generation]))) {
-        const entry = record.state;
-        if (entry === null) continue;
-        if (ns !== undefined && entry.ns !== ns) continue;
-        if (only !== undefined && entry.checkpointId !== only) continue;
-        if (beforeId !== undefined && !(entry.checkpointId < beforeId)) continue;
-        records.push(entry);
-      }
-      records.sort((a, b) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0));
-      for (const entry of records) {
+      // The run lists a thread's checkpoints newest first (see newestFirst): pages of what is
+      // still wanted, larger as filters pass over records.
+      let size = Math.min(Math.max(limit ?? LIST_PAGE, 1), MAX_LIST_PAGE);
+      let cursor = null;
+      do {
+        const page = await this.#store.listRunCheckpoints(this.#key('checkpoints', [thread, state.generation]), { cursor, limit: size });
+        for (const record of page.items) {
+          const entry = record.state;
+          if (entry === null) continue;
+          if (ns !== undefined && entry.ns !== ns) continue;
+          if (only !== undefined && entry.checkpointId !== only) continue;
+          if (beforeId !== undefined && !(entry.checkpointId < beforeId)) continue;
+          if (limit !== undefined && limit <= 0) return;
+          if (filter && !matches(await this.#decode(entry.metadata), filter)) continue;
+          if (limit !== undefined) limit -= 1;
+          yield await this.#tuple(thread, state.generation, entry);
+        }
         if (limit !== undefined && limit <= 0) return;
-        if (filter && !matches(await this.#decode(entry.metadata), filter)) continue;
-        if (limit !== undefined) limit -= 1;
-        yield await this.#tuple(thread, state.generation, entry);
-      }
+        cursor = page.nextCursor;
+        size = Math.min(size * 4, MAX_LIST_PAGE);
+      } while (cursor);
     }
   }
 
   /** The tuple of a stored checkpoint entry: values from their versions, writes in order. */
   async #tuple(threadId, generation, entry) {
     const { ns, checkpointId, parentId } = entry;
-    const [checkpoint, metadata, pendingWrites] = await Promise.all([
-      this.#decode(entry.checkpoint),
+    const checkpoint = await this.#decode(entry.checkpoint);
+    // The writes and the channel values are read together (one message to a RunStore's worker).
+    const [metadata, pendingWrites, channelValues] = await Promise.all([
       this.#decode(entry.metadata),
       this.#pendingWrites(threadId, generation, ns, checkpointId),
+      this.#channelValues(threadId, generation, ns, checkpoint.channel_versions ?? {}),
     ]);
-    checkpoint.channel_values = await this.#channelValues(threadId, generation, ns, checkpoint.channel_versions ?? {});
+    checkpoint.channel_values = channelValues;
     if (checkpoint.v < 4 && parentId !== null) {
       await this.#migratePendingSends(checkpoint, threadId, generation, ns, parentId);
     }
@@ -138,7 +171,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     return tuple;
   }
 
-  /** Each channel's value at its version, read together (one message to a RunStore's worker). */
+  /** Each channel's value at its version, read together. */
   async #channelValues(threadId, generation, ns, versions) {
     const channels = Object.keys(versions);
     const blobs = await Promise.all(
@@ -204,7 +237,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     await this.#writeThread(threadId, (state, now) => {
       const { generation } = state;
       const operations = [
-        this.#create(this.#key('checkpoint', [threadId, generation, ns, checkpointId]), this.#key('checkpoints', [threadId, generation]), entry, now, replaceRevision),
+        this.#create(this.#checkpointKey(threadId, generation, ns, checkpointId), this.#key('checkpoints', [threadId, generation]), entry, now, replaceRevision),
       ];
       for (const blob of blobs) {
         const id = this.#key('blob', [threadId, generation, ns, blob.channel, blob.version]);
@@ -246,7 +279,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const state = { taskId, taskPath, writes: mergeWrites(stored?.state?.writes ?? [], incoming) };
       try {
-        await this.#store.commit({ operations: [this.#create(id, run, state, Date.now(), stored?.revision ?? null)] });
+        await this.#commit({ operations: [this.#create(id, run, state, Date.now(), stored?.revision ?? null)] });
         return;
       } catch (error) {
         if (error?.code !== 'CONFLICT') throw error;
@@ -299,7 +332,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
           expectedRevision: record.revision,
         }));
         try {
-          await this.#store.commit({ operations });
+          await this.#commit({ operations });
         } catch (error) {
           // Another writer changed one of them: list again and empty what is there now.
           if (error?.code !== 'CONFLICT') throw error;
@@ -324,7 +357,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
       const { operations, next } = build(state, now);
       const threadOperation = this.#create(this.#key('thread', [threadId]), this.#threadsRun, next, now, thread?.revision ?? null);
       try {
-        await this.#store.commit({ operations: [threadOperation, ...operations] });
+        await this.#commit({ operations: [threadOperation, ...operations] });
         this.#threads.set(threadId, { revision: thread ? thread.revision + 1 : 0, state: next });
         return next;
       } catch (error) {
@@ -365,6 +398,23 @@ export class RunStoreSaver extends BaseCheckpointSaver {
   }
 
   // ----- store helpers -----
+
+  /**
+   * Commits a step. A RunStoreCore gets it as JSON text (its `__write`, which the store's
+   * worker runs for the main-thread client), unless a value has no exact JSON text; a RunStore
+   * sends its steps as text by itself.
+   */
+  async #commit(step) {
+    const store = this.#store;
+    if (typeof store.__write !== 'function') return store.commit(step);
+    const message = capture('commit', [step], null);
+    if (typeof message.text !== 'string') return store.commit(step);
+    try {
+      return store.__write('commit', message.requestId, message.text, message.holes, message.bytes);
+    } catch (error) {
+      throw toRunStoreError(error);
+    }
+  }
 
   /** The compare-and-swap operation that writes record `id` (a create when `revision` is null). */
   #create(id, runId, state, now, revision) {
@@ -409,8 +459,18 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     return { t: type, b64: toBase64(bytes) };
   }
 
-  async #decode(stored) {
-    if (stored.t === 'json') return this.serde.loadsTyped('json', JSON.stringify(stored.v));
+  /**
+   * The value of a stored one (a promise or the value). LangGraph's own serializer, reading
+   * JSON, changes only objects with an `lc` field (its records of undefined, a Set, a Map, an
+   * Error, a delta snapshot, a LangChain object) and copies anything else as it is: a value
+   * without one is given as the store answered it, a copy of its own, without a second JSON
+   * text and walk.
+   */
+  #decode(stored) {
+    if (stored.t === 'json') {
+      if (Object.getPrototypeOf(this.serde) === JsonPlusSerializer.prototype && !hasRecord(stored.v)) return stored.v;
+      return this.serde.loadsTyped('json', JSON.stringify(stored.v));
+    }
     return this.serde.loadsTyped(stored.t, fromBase64(stored.b64));
   }
 }
@@ -484,6 +544,39 @@ async function settleUnknown(store, found, onOutcomeUnknown) {
 }
 
 // ----- helpers -----
+
+/**
+ * A text whose order (byte by byte, as the store orders ids) is the reverse of `id`'s order
+ * (by UTF-16 code unit, as JS compares strings), so a run lists its checkpoints newest first. Each code unit becomes one character of ALPHABET ('-' to 'z', what checkpoint ids
+ * are made of), or a prefix and hex digits (others), in reverse; a last character greater
+ * than any of them puts a longer id before its prefix. No character of it needs escaping in
+ * JSON, so the record ids keep this order.
+ */
+function newestFirst(id) {
+  let text = '';
+  for (let i = 0; i < id.length; i += 1) {
+    const unit = id.charCodeAt(i);
+    if (unit > 0x7a) text += ALPHABET[0] + (0xffff - unit).toString(16).padStart(4, '0');
+    else if (unit >= 0x2d) text += ALPHABET[1 + 0x7a - unit];
+    else text += ALPHABET[80] + (0xff - unit).toString(16).padStart(2, '0');
+  }
+  return text + ALPHABET[81];
+}
+
+/** '#' to '~' without the backslash, ascending: characters JSON keeps as they are. */
+const ALPHABET = Array.from({ length: 0x7f - 0x23 }, (_, i) => String.fromCharCode(0x23 + i)).filter((c) => c !== '\\').join('');
+
+/** Whether a JSON value holds an object with an `lc` field (what LangGraph's serializer revives). */
+function hasRecord(value) {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) if (hasRecord(value[i])) return true;
+    return false;
+  }
+  if (Object.hasOwn(value, 'lc')) return true;
+  for (const key in value) if (hasRecord(value[key])) return true;
+  return false;
+}
 
 function newThreadState(threadId) {
   return { threadId, generation: 0, latest: {}, sweep: [] };
