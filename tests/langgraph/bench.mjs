@@ -3,7 +3,7 @@
 // SqliteSaver (@langchain/langgraph-checkpoint-sqlite, better-sqlite3 on a file) in Node, in one
 // run: put + putWrites, getTuple (by id and latest), list (limit 10) and a graph of 50
 // super-steps, as operations per second, and the bytes stored per checkpoint.
-// Usage: node bench.mjs [--checkpoints N] [--runs R] [--json FILE]
+// Usage: node bench.mjs [--checkpoints N] [--runs R] [--warmup W] [--json FILE]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,38 +15,50 @@ import { launchChromium, serveStatic } from '../js/browser.mjs';
 import { graphWorkload, saverWorkload } from './src/bench-workload.js';
 import { openCoreStore } from './src/node-store.js';
 
-const { values } = parseArgs({ options: { checkpoints: { type: 'string', default: '500' }, runs: { type: 'string', default: '5' }, json: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { checkpoints: { type: 'string', default: '500' }, runs: { type: 'string', default: '5' }, warmup: { type: 'string', default: '200' }, json: { type: 'string' } },
+});
 const n = Number(values.checkpoints);
 const runs = Number(values.runs);
+const warmup = Number(values.warmup);
 
-async function runstoreNode() {
-  const store = await openCoreStore('saver-bench');
-  try {
-    const saver = new RunStoreSaver(store);
-    await saverWorkload(saver, 20); // warm-up: the wasm and the JIT, not measured
-    const before = store.storageStats();
-    const ops = await saverWorkload(saver, n);
-    const after = store.storageStats();
-    const bytes = (after.pageCount - after.freelistCount - (before.pageCount - before.freelistCount)) * after.pageSize;
-    return { ...ops, ...(await graphWorkload(saver, runs)), bytesPerCheckpoint: Math.round(bytes / n) };
-  } finally {
-    await store.close();
-  }
+/**
+ * The workload at `warmup` checkpoints and one graph run, unmeasured: the wasm, the tables and
+ * the JIT, which also compiles the code both Node sides share (LangGraph, its serializer).
+ */
+async function warm(saver) {
+  await saverWorkload(saver, warmup);
+  await graphWorkload(saver, 1);
 }
 
-async function sqliteNode() {
+/** Both Node sides, each warmed up before either is measured, so that neither warms the other's shared code. */
+async function nodeSides() {
+  const store = await openCoreStore('saver-bench');
   const dir = mkdtempSync(join(tmpdir(), 'saver-bench-'));
   try {
-    const saver = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
-    const pages = () => saver.db.pragma('page_count', { simple: true }) - saver.db.pragma('freelist_count', { simple: true });
-    await saverWorkload(saver, 20); // warm-up (and the tables), not measured
-    const before = pages();
-    const ops = await saverWorkload(saver, n);
-    const bytes = (pages() - before) * saver.db.pragma('page_size', { simple: true });
-    const result = { ...ops, ...(await graphWorkload(saver, runs)), bytesPerCheckpoint: Math.round(bytes / n) };
-    saver.db.close();
+    const runstore = new RunStoreSaver(store);
+    const sqlite = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
+    await warm(runstore);
+    await warm(sqlite);
+    const storePages = () => {
+      const stats = store.storageStats();
+      return { pages: stats.pageCount - stats.freelistCount, pageSize: stats.pageSize };
+    };
+    const sqlitePages = () => ({
+      pages: sqlite.db.pragma('page_count', { simple: true }) - sqlite.db.pragma('freelist_count', { simple: true }),
+      pageSize: sqlite.db.pragma('page_size', { simple: true }),
+    });
+    const measure = async (saver, pages) => {
+      const before = pages();
+      const ops = await saverWorkload(saver, n);
+      const after = pages();
+      return { ...ops, ...(await graphWorkload(saver, runs)), bytesPerCheckpoint: Math.round(((after.pages - before.pages) * after.pageSize) / n) };
+    };
+    const result = { runstore: await measure(runstore, storePages), sqlite: await measure(sqlite, sqlitePages) };
+    sqlite.db.close();
     return result;
   } finally {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -59,17 +71,18 @@ async function runstoreChromium() {
     page.on('pageerror', (error) => console.error('page error:', error));
     await page.goto(`${server.url}bench.html`);
     await page.waitForFunction(() => window.benchReady);
-    return await page.evaluate(([count, rounds]) => window.bench(count, rounds), [n, runs]);
+    return await page.evaluate(([count, rounds, warmCount]) => window.bench(count, rounds, warmCount), [n, runs, warmup]);
   } finally {
     await browser.close();
     await server.close();
   }
 }
 
+const node = await nodeSides();
 const sides = {
-  'runstore, Node (memory)': await runstoreNode(),
+  'runstore, Node (memory)': node.runstore,
   'runstore, Chromium (OPFS)': await runstoreChromium(),
-  'SqliteSaver, Node (file)': await sqliteNode(),
+  'SqliteSaver, Node (file)': node.sqlite,
 };
 const rows = [
   ['put + putWrites /s', 'put'],
@@ -82,7 +95,7 @@ const rows = [
 const names = Object.keys(sides);
 const format = (value) => (value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US'));
 const official = sides['SqliteSaver, Node (file)'];
-console.log(`\nLangGraph checkpoint savers: ${n} checkpoints on one thread, ${runs} graph runs (Node ${process.versions.node})\n`);
+console.log(`\nLangGraph checkpoint savers: ${n} checkpoints on one thread, ${runs} graph runs, after a warm-up of ${warmup} checkpoints and 1 graph run (Node ${process.versions.node})\n`);
 console.log(`| | ${names.join(' | ')} | runstore Node ÷ SqliteSaver | runstore Chromium ÷ SqliteSaver |`);
 console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|`);
 for (const [label, key] of rows) {
@@ -90,4 +103,4 @@ for (const [label, key] of rows) {
   const ratio = (side) => (sides[side][key] / official[key]).toFixed(2);
   console.log(`| ${label} | ${cells.join(' | ')} | ${ratio(names[0])} | ${ratio(names[1])} |`);
 }
-if (values.json) writeFileSync(values.json, JSON.stringify({ checkpoints: n, runs, sides }, null, 2));
+if (values.json) writeFileSync(values.json, JSON.stringify({ checkpoints: n, runs, warmup, sides }, null, 2));

@@ -1,14 +1,16 @@
 // The saver benchmark in the page: RunStoreSaver on an OPFS store through the main-thread
-// client. `window.bench(n, runs)` resolves to the workload's figures and the store's bytes.
+// client. `window.bench(n, runs, warmup)` resolves to the workload's figures and the store's
+// bytes, after the workload at `warmup` checkpoints and one graph run, unmeasured.
 import { RunStore } from 'runstore';
 import { RunStoreSaver } from 'runstore/langgraph';
 import { graphWorkload, saverWorkload } from './bench-workload.js';
 
-window.bench = async (n, runs) => {
+window.bench = async (n, runs, warmup = 20) => {
   const store = await RunStore.open(`saver-bench-${Date.now()}`, { persistence: 'opfs' });
   try {
     const saver = new RunStoreSaver(store);
-    await saverWorkload(saver, 20); // warm-up: the wasm and the JIT, not measured
+    await saverWorkload(saver, warmup); // warm-up: the wasm, the tables and the JIT, not measured
+    await graphWorkload(saver, 1);
     const before = await store.storageStats();
     const ops = await saverWorkload(saver, n);
     const after = await store.storageStats();
