@@ -2,8 +2,8 @@
 # The LangGraph saver benchmark: RunStoreSaver in Node (memory) and in headless Chromium (OPFS)
 # beside LangGraph's official SqliteSaver (better-sqlite3 on a file) in Node, in one run
 # (tests/langgraph/bench.mjs; figures in BENCHMARKS.md). Arguments go to it:
-#   bash scripts/bench-langgraph.sh [--checkpoints 500] [--runs 5] [--json FILE]
-# `npm test` runs it once at a tiny size (--checkpoints 20 --runs 1) as a smoke test.
+#   bash scripts/bench-langgraph.sh [--checkpoints 500] [--runs 5] [--warmup 1000] [--rounds 3] [--json FILE]
+# `npm test` runs it once at a tiny size (--checkpoints 20 --runs 1 --warmup 20 --rounds 1) as a smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

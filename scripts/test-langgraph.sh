@@ -31,6 +31,6 @@ echo "[langgraph] @langchain/langgraph-checkpoint-validation on RunStoreSaver (R
 (cd "$app" && NO_COLOR=1 node_modules/.bin/vitest run)
 (cd "$app" && node_modules/.bin/vite build --logLevel error --emptyOutDir)
 echo "[langgraph] the saver benchmark, as a smoke test (its figures mean nothing at this size)"
-(cd "$app" && node bench.mjs --checkpoints 20 --runs 1)
+(cd "$app" && node bench.mjs --checkpoints 20 --runs 1 --warmup 20 --rounds 1)
 echo "[langgraph] the page in headless Chromium: a graph resumed after a reload, two tabs on one store"
 node --test --test-reporter=spec tests/js/langgraph.test.mjs

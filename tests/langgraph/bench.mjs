@@ -3,7 +3,7 @@
 // SqliteSaver (@langchain/langgraph-checkpoint-sqlite, better-sqlite3 on a file) in Node, in one
 // run: put + putWrites, getTuple (by id and latest), list (limit 10) and a graph of 50
 // super-steps, as operations per second, and the bytes stored per checkpoint.
-// Usage: node bench.mjs [--checkpoints N] [--runs R] [--warmup W] [--json FILE]
+// Usage: node bench.mjs [--checkpoints N] [--runs R] [--warmup W] [--rounds K] [--json FILE]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,15 +16,24 @@ import { graphWorkload, saverWorkload } from './src/bench-workload.js';
 import { openCoreStore } from './src/node-store.js';
 
 const { values } = parseArgs({
-  options: { checkpoints: { type: 'string', default: '500' }, runs: { type: 'string', default: '5' }, warmup: { type: 'string', default: '200' }, json: { type: 'string' } },
+  options: {
+    checkpoints: { type: 'string', default: '500' },
+    runs: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '3' },
+    json: { type: 'string' },
+  },
 });
 const n = Number(values.checkpoints);
 const runs = Number(values.runs);
 const warmup = Number(values.warmup);
+const rounds = Number(values.rounds);
 
 /**
- * The workload at `warmup` checkpoints and one graph run, unmeasured: the wasm, the tables and
- * the JIT, which also compiles the code both Node sides share (LangGraph, its serializer).
+ * The workload at `warmup` checkpoints and one graph run, unmeasured: the tables and the JIT,
+ * which also compiles the code both Node sides share (LangGraph, its serializer). V8 compiles
+ * the store's wasm in its optimizing tier only once a function has run a while: runstore's
+ * figures settle after about 1,000 checkpoints.
  */
 async function warm(saver) {
   await saverWorkload(saver, warmup);
@@ -54,13 +63,27 @@ async function nodeSides() {
       const after = pages();
       return { ...ops, ...(await graphWorkload(saver, runs)), bytesPerCheckpoint: Math.round(((after.pages - before.pages) * after.pageSize) / n) };
     };
-    const result = { runstore: await measure(runstore, storePages), sqlite: await measure(sqlite, sqlitePages) };
+    // Rounds alternate which side goes first (each on a new thread), and each figure is the
+    // median of its rounds: a load that comes and goes on the machine weighs on both sides.
+    const figures = { runstore: [], sqlite: [] };
+    for (let round = 0; round < rounds; round += 1) {
+      const order = round % 2 === 0 ? ['runstore', 'sqlite'] : ['sqlite', 'runstore'];
+      for (const side of order) {
+        figures[side].push(side === 'runstore' ? await measure(runstore, storePages) : await measure(sqlite, sqlitePages));
+      }
+    }
     sqlite.db.close();
-    return result;
+    return { runstore: medians(figures.runstore), sqlite: medians(figures.sqlite) };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Each figure's median over the rounds. */
+function medians(results) {
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  return Object.fromEntries(Object.keys(results[0]).map((key) => [key, median(results.map((result) => result[key]))]));
 }
 
 async function runstoreChromium() {
@@ -71,7 +94,8 @@ async function runstoreChromium() {
     page.on('pageerror', (error) => console.error('page error:', error));
     await page.goto(`${server.url}bench.html`);
     await page.waitForFunction(() => window.benchReady);
-    return await page.evaluate(([count, rounds, warmCount]) => window.bench(count, rounds, warmCount), [n, runs, warmup]);
+    const results = await page.evaluate(([count, graphRuns, warmCount, times]) => window.bench(count, graphRuns, warmCount, times), [n, runs, warmup, rounds]);
+    return medians(results);
   } finally {
     await browser.close();
     await server.close();
@@ -95,7 +119,7 @@ const rows = [
 const names = Object.keys(sides);
 const format = (value) => (value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US'));
 const official = sides['SqliteSaver, Node (file)'];
-console.log(`\nLangGraph checkpoint savers: ${n} checkpoints on one thread, ${runs} graph runs, after a warm-up of ${warmup} checkpoints and 1 graph run (Node ${process.versions.node})\n`);
+console.log(`\nLangGraph checkpoint savers: ${n} checkpoints on one thread, ${runs} graph runs, after a warm-up of ${warmup} checkpoints and 1 graph run, medians of ${rounds} rounds (Node ${process.versions.node})\n`);
 console.log(`| | ${names.join(' | ')} | runstore Node ÷ SqliteSaver | runstore Chromium ÷ SqliteSaver |`);
 console.log(`|---|${names.map(() => '---:').join('|')}|---:|---:|`);
 for (const [label, key] of rows) {
@@ -103,4 +127,4 @@ for (const [label, key] of rows) {
   const ratio = (side) => (sides[side][key] / official[key]).toFixed(2);
   console.log(`| ${label} | ${cells.join(' | ')} | ${ratio(names[0])} | ${ratio(names[1])} |`);
 }
-if (values.json) writeFileSync(values.json, JSON.stringify({ checkpoints: n, runs, warmup, sides }, null, 2));
+if (values.json) writeFileSync(values.json, JSON.stringify({ checkpoints: n, runs, warmup, rounds, sides }, null, 2));
