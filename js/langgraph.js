@@ -9,12 +9,14 @@
 //   thread's generation and the latest checkpoint id of each namespace;
 // - a record per checkpoint, K('checkpoint', [thread, generation, newestFirst(id), ns]), in the
 //   run K('checkpoints', [thread, generation]): the checkpoint without its channel values, its
-//   metadata and its parent's id. The run lists its records by id, so `newestFirst` (an
-//   encoding of the checkpoint id that sorts in reverse) lets `list` read the newest first, a
-//   page at a time;
-// - a record per channel value, K('blob', [thread, generation, ns, channel, version]), in the
-//   run K('blobs', [thread, generation]): a value is stored once per version, when a put names
-//   its channel in `newVersions`, and read back for every checkpoint at that version;
+//   metadata, its parent's id, the small values (up to INLINE_BYTES) of the channels its put
+//   named in `newVersions` (`inline`), and for the other channels whose value at their version
+//   a checkpoint's record keeps, that checkpoint's id (`homes`, found through the parent's
+//   record). The run lists its records by id, so `newestFirst` (an encoding of the checkpoint
+//   id that sorts in reverse) lets `list` read the newest first, a page at a time;
+// - a record per larger channel value, K('blob', [thread, generation, ns, channel, version]),
+//   in the run K('blobs', [thread, generation]): stored once per version, when a put names its
+//   channel in `newVersions`, and read back for every checkpoint at that version;
 // - a record per checkpoint and task for pending writes, K('writes', [thread, generation, ns,
 //   id, task]), in the run K('pending', [thread, generation, ns, id]).
 // A put is one step (the checkpoint, its new channel values and the thread record move
@@ -40,14 +42,26 @@ const SWEEP_BATCH = 500;
 /** The first page `list` reads of a thread without a limit, and the largest it reads. */
 const LIST_PAGE = 100;
 const MAX_LIST_PAGE = 1000;
+/**
+ * The largest serialized channel value a checkpoint's record keeps itself (a value the put
+ * names in newVersions); a larger one gets a record of its own per version. A record of its
+ * own costs an operation to write, a read, and a few hundred bytes of ids and index.
+ */
+const INLINE_BYTES = 256;
+/** Most checkpoints whose kept values a saver remembers (it then forgets them all). */
+const MAX_RECENT = 1000;
 /** Most rounds a write makes after conflicts with other writers before it gives up. */
 const MAX_ATTEMPTS = 64;
+/** Thrown out of a put's step when the thread is in another generation than its parent was read in. */
+const STALE_PARENT = Symbol('stale parent');
 
 export class RunStoreSaver extends BaseCheckpointSaver {
   #store;
   #prefix;
   /** Thread id -> { revision, state } of its thread record as this saver last wrote or read it. */
   #threads = new Map();
+  /** Checkpoint record id -> where the values of the checkpoints this saver last put are kept. */
+  #recent = new Map();
 
   /**
    * @param {object} store a RunStore or a RunStoreCore
@@ -153,7 +167,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     const [metadata, pendingWrites, channelValues] = await Promise.all([
       this.#decode(entry.metadata),
       this.#pendingWrites(threadId, generation, ns, checkpointId),
-      this.#channelValues(threadId, generation, ns, checkpoint.channel_versions ?? {}),
+      this.#channelValues(threadId, generation, ns, checkpoint.channel_versions ?? {}, entry),
     ]);
     checkpoint.channel_values = channelValues;
     if (checkpoint.v < 4 && parentId !== null) {
@@ -171,19 +185,69 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     return tuple;
   }
 
-  /** Each channel's value at its version, read together. */
-  async #channelValues(threadId, generation, ns, versions) {
+  /**
+   * Each channel's value at its version: from the checkpoint's record, from the record of the
+   * checkpoint its `homes` names, or from the value's own record; the reads go together.
+   */
+  async #channelValues(threadId, generation, ns, versions, entry) {
     const channels = Object.keys(versions);
-    const blobs = await Promise.all(
-      channels.map((channel) => this.#load(this.#key('blob', [threadId, generation, ns, channel, String(versions[channel])]))),
-    );
-    const values = {};
-    await Promise.all(
-      blobs.map(async (blob, i) => {
-        if (blob && blob.state !== null && blob.state.t !== 'empty') values[channels[i]] = await this.#decode(blob.state);
+    const homes = new Map();
+    const homeRecord = (id) => {
+      if (!homes.has(id)) homes.set(id, this.#load(this.#checkpointKey(threadId, generation, ns, id)));
+      return homes.get(id);
+    };
+    const blob = async (channel, version) => (await this.#load(this.#key('blob', [threadId, generation, ns, channel, version])))?.state ?? null;
+    const stored = await Promise.all(
+      channels.map(async (channel) => {
+        const version = String(versions[channel]);
+        const own = entry.inline?.[channel];
+        if (own && own[0] === version) return own[1];
+        const home = entry.homes?.[channel];
+        if (home && home[0] === version) {
+          const kept = (await homeRecord(home[1]))?.state?.inline?.[channel];
+          if (kept && kept[0] === version) return kept[1];
+        }
+        return blob(channel, version);
       }),
     );
+    const values = {};
+    for (let i = 0; i < channels.length; i += 1) {
+      if (stored[i] !== null && stored[i].t !== 'empty') values[channels[i]] = await this.#decode(stored[i]);
+    }
     return values;
+  }
+
+  /**
+   * Where a checkpoint's values are kept (`places`, null when it has no record), from this
+   * saver's memory or its record, under the thread's `generation` as this saver knows it.
+   */
+  async #placesOf(threadId, ns, checkpointId) {
+    const thread = await this.#cachedThread(threadId);
+    const generation = thread?.state.generation ?? 0;
+    const id = this.#checkpointKey(threadId, generation, ns, checkpointId);
+    let places = this.#recent.get(id);
+    if (places === undefined) {
+      const record = thread ? await this.#load(id) : null;
+      places = record?.state ? this.#remember(id, record.state) : null;
+    }
+    return { generation, places };
+  }
+
+  /** Remembers where the values of the checkpoint `entry` (record `id`) are kept. */
+  #remember(id, entry) {
+    const { checkpointId } = entry;
+    const inline = entry.inline ?? {};
+    const homes = entry.homes ?? {};
+    const places = {
+      homeOf(channel, version) {
+        if (inline[channel]?.[0] === version) return checkpointId;
+        if (homes[channel]?.[0] === version) return homes[channel][1];
+        return null;
+      },
+    };
+    if (this.#recent.size >= MAX_RECENT) this.#recent.clear();
+    this.#recent.set(id, places);
+    return places;
   }
 
   /** A checkpoint's writes as [taskId, channel, value], in LangGraph's (task path, task id, index) order. */
@@ -216,45 +280,79 @@ export class RunStoreSaver extends BaseCheckpointSaver {
       throw new RunStoreError('INVALID_INPUT', 'the checkpoint has no id', { field: 'checkpoint.id' });
     }
     const { channel_values: channelValues = {}, ...rest } = copyCheckpoint(checkpoint);
+    const parentId = config.configurable.checkpoint_id ?? null;
+    const versions = rest.channel_versions ?? {};
+    const changed = newVersions ?? {};
     const [storedCheckpoint, storedMetadata] = await Promise.all([this.#encode(rest), this.#encode(metadata)]);
-    const blobs = await Promise.all(
-      Object.entries(newVersions ?? {}).map(async ([channel, version]) => ({
-        channel,
-        version: String(version),
-        value: channel in channelValues ? await this.#encode(channelValues[channel]) : { t: 'empty' },
-      })),
+    // A value the put names is kept in the checkpoint's record when small (`inline`), else in
+    // a record of its own per version (a blob). Of the others, `homes` names the checkpoint
+    // whose record keeps the value at its version, as the parent's record says.
+    const inline = {};
+    const blobs = [];
+    await Promise.all(
+      Object.entries(changed).map(async ([channel, version]) => {
+        version = String(version);
+        const [value, size] = channel in channelValues ? await this.#encodeSized(channelValues[channel]) : [{ t: 'empty' }, 0];
+        if (size <= INLINE_BYTES && Object.hasOwn(versions, channel) && String(versions[channel]) === version) {
+          inline[channel] = [version, value];
+        } else {
+          blobs.push({ channel, version, value });
+        }
+      }),
     );
     const entry = {
       threadId,
       ns,
       checkpointId,
-      parentId: config.configurable.checkpoint_id ?? null,
+      parentId,
       checkpoint: storedCheckpoint,
       metadata: storedMetadata,
+      inline: orderedLike(versions, inline),
+      homes: {},
     };
     const present = new Set();
     let replaceRevision = null;
-    await this.#writeThread(threadId, (state, now) => {
-      const { generation } = state;
-      const operations = [
-        this.#create(this.#checkpointKey(threadId, generation, ns, checkpointId), this.#key('checkpoints', [threadId, generation]), entry, now, replaceRevision),
-      ];
-      for (const blob of blobs) {
-        const id = this.#key('blob', [threadId, generation, ns, blob.channel, blob.version]);
-        // A version names one value: a blob stored before at this version is kept.
-        if (!present.has(id)) operations.push(this.#create(id, this.#key('blobs', [threadId, generation]), blob.value, now, null));
+    let state;
+    for (let attempt = 1; ; attempt += 1) {
+      // The parent's record as of the thread's generation this saver knows; if the thread
+      // moved to another one meanwhile (deleteThread elsewhere), read it again there.
+      const parent = parentId === null ? null : await this.#placesOf(threadId, ns, String(parentId));
+      const homes = {};
+      for (const [channel, version] of Object.entries(versions)) {
+        const home = parent?.places && !Object.hasOwn(changed, channel) ? parent.places.homeOf(channel, String(version)) : null;
+        if (home !== null) homes[channel] = [String(version), home];
       }
-      const latest = state.latest[ns];
-      const next = latest === undefined || latest < checkpointId ? { ...state, latest: { ...state.latest, [ns]: checkpointId } } : state;
-      return { operations, next };
-    }, (error, operation) => {
-      if (operation === 0) {
-        // The checkpoint was stored before under this id: a put replaces it.
-        replaceRevision = error.actual;
-      } else {
-        present.add(error.id);
+      entry.homes = homes;
+      try {
+        state = await this.#writeThread(threadId, (state, now) => {
+          const { generation } = state;
+          if (parent !== null && parent.generation !== generation) throw STALE_PARENT;
+          const operations = [
+            this.#create(this.#checkpointKey(threadId, generation, ns, checkpointId), this.#key('checkpoints', [threadId, generation]), entry, now, replaceRevision),
+          ];
+          for (const blob of blobs) {
+            const id = this.#key('blob', [threadId, generation, ns, blob.channel, blob.version]);
+            // A version names one value: a blob stored before at this version is kept.
+            if (!present.has(id)) operations.push(this.#create(id, this.#key('blobs', [threadId, generation]), blob.value, now, null));
+          }
+          const latest = state.latest[ns];
+          const next = latest === undefined || latest < checkpointId ? { ...state, latest: { ...state.latest, [ns]: checkpointId } } : state;
+          return { operations, next };
+        }, (error, operation) => {
+          if (operation === 0) {
+            // The checkpoint was stored before under this id: a put replaces it.
+            replaceRevision = error.actual;
+          } else {
+            present.add(error.id);
+          }
+        });
+        break;
+      } catch (error) {
+        if (error !== STALE_PARENT) throw error;
+        if (attempt >= MAX_ATTEMPTS) throw tooManyConflicts(this.#key('thread', [threadId]));
       }
-    });
+    }
+    this.#remember(this.#checkpointKey(threadId, state.generation, ns, checkpointId), entry);
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } };
   }
 
@@ -454,9 +552,14 @@ export class RunStoreSaver extends BaseCheckpointSaver {
    * inspector of the store), any other serialization as base64 text.
    */
   async #encode(value) {
+    return (await this.#encodeSized(value))[0];
+  }
+
+  /** The stored value and the size of its serialization, in bytes. */
+  async #encodeSized(value) {
     const [type, bytes] = await this.serde.dumpsTyped(value);
-    if (type === 'json') return { t: 'json', v: JSON.parse(new TextDecoder().decode(bytes)) };
-    return { t: type, b64: toBase64(bytes) };
+    if (type === 'json') return [{ t: 'json', v: JSON.parse(new TextDecoder().decode(bytes)) }, bytes.length];
+    return [{ t: type, b64: toBase64(bytes) }, bytes.length];
   }
 
   /**
@@ -565,6 +668,14 @@ function newestFirst(id) {
 
 /** '#' to '~' without the backslash, ascending: characters JSON keeps as they are. */
 const ALPHABET = Array.from({ length: 0x7f - 0x23 }, (_, i) => String.fromCharCode(0x23 + i)).filter((c) => c !== '\\').join('');
+
+/** `map`'s entries in the order of `like`'s keys (the channels' order in the checkpoint). */
+function orderedLike(like, map) {
+  const ordered = {};
+  for (const key of Object.keys(like)) if (Object.hasOwn(map, key)) ordered[key] = map[key];
+  for (const key of Object.keys(map)) if (!Object.hasOwn(ordered, key)) ordered[key] = map[key];
+  return ordered;
+}
 
 /** Whether a JSON value holds an object with an `lc` field (what LangGraph's serializer revives). */
 function hasRecord(value) {
