@@ -123,6 +123,7 @@ export class RunStoreInspector extends Base {
   set store(store) {
     this.#stop();
     this.#store = store && typeof store.subscribe !== 'function' ? coreStore(store) : store;
+    this.#views.sync?.reset();
     this.#tabs();
     if (this.isConnected) this.#start();
   }
@@ -143,7 +144,9 @@ export class RunStoreInspector extends Base {
   }
 
   set sync(sync) {
+    const before = this.#sync;
     this.#sync = sync ?? null;
+    if (before?.url !== this.#sync?.url || before?.namespace !== this.#sync?.namespace) this.#views.sync?.reset();
     this.#tabs();
     this.#mark(['sync']);
   }

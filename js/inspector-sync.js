@@ -11,16 +11,25 @@ export function syncTargetOf({ url, namespace = 'default' }) {
   return `${namespace}@${new URL(url).href.replace(/\/+$/, '')}`;
 }
 
+const freshProgress = () => ({ state: 'waiting', lastPush: null, lastPull: null, lastSync: null, pushed: 0, pulled: 0, error: null });
+
 export class SyncView {
   #ctx;
   #el;
   #state = null;
   #error = null;
-  progress = { state: 'waiting', lastPush: null, lastPull: null, lastSync: null, pushed: 0, pulled: 0, error: null };
+  progress = freshProgress();
 
   constructor(ctx, element) {
     this.#ctx = ctx;
     this.#el = element;
+  }
+
+  /** Forgets what another store's or target's sync reported. */
+  reset() {
+    this.progress = freshProgress();
+    this.#state = null;
+    this.#error = null;
   }
 
   /** Takes one of `store.sync`'s progress reports. */

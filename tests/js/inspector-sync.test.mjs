@@ -5,7 +5,8 @@
 // (tests/app/src/inspector-sync-page.js). The server runs on a SQLite file (on PostgreSQL when
 // RUNSTORE_PG_URL names a database). The list and a run's timeline show what was pushed,
 // a later push shows up live, no action that writes is offered, removing the element ends the
-// copy's long-poll, and a token the server refuses shows as UNAUTHORIZED.
+// copy's long-poll, a token the server refuses shows as UNAUTHORIZED, and another store
+// handed to the element starts its Sync view afresh.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINE, useTestApp } from './browser.mjs';
@@ -147,4 +148,21 @@ test(title('a token the server refuses shows as UNAUTHORIZED in the toast and th
     await page.evaluate(() => window.serverView.store.stop());
     await page.close();
   }
+});
+
+test(title('given another store, the Sync view tells that store\'s sync alone'), async () => {
+  const page = await openApp();
+  await call(page, 'mountServer', target);
+  await page.click('runstore-inspector [data-tab="sync"]');
+  await waitCount(page, '[data-sync-state="synced"]', 1);
+  const pulled = async () => Number(/([\d,]+) events? pulled/.exec(await textIn(page, '#panel-sync'))?.[1].replace(/,/g, ''));
+  await page.waitForFunction(() => /[1-9][\d,]* events? pulled/.test(document.querySelector('runstore-inspector').shadowRoot.querySelector('#panel-sync').textContent));
+  const first = await pulled();
+  // A second copy of the same namespace pulls the same events: the view counts them once.
+  await call(page, 'replaceServer', target);
+  await waitCount(page, '[data-sync-state="synced"]', 1);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(await pulled(), first);
+  await page.evaluate(() => window.serverView.store.stop());
+  await page.close();
 });

@@ -65,3 +65,19 @@ export async function mountServer(options) {
   await element.ready;
   window.serverView = { store, element, openRequests: () => open };
 }
+
+/** Hands the viewing page's inspector a new copy of the namespace; resolves once that copy's first pass synced. */
+export async function replaceServer(options) {
+  await window.serverView.store.stop();
+  const store = await syncServerStore({ ...options, fetch: countedFetch });
+  const synced = new Promise((resolve) => {
+    const unsubscribe = store.subscribeSync((progress) => {
+      if (progress.type !== 'synced') return;
+      resolve();
+      queueMicrotask(() => unsubscribe());
+    });
+  });
+  window.serverView.element.store = store;
+  window.serverView.store = store;
+  await synced;
+}
