@@ -1,7 +1,7 @@
 // The effect ledger: every side effect a step (or a tool call) recorded with its idempotency
 // key, by status. An effect whose outcome is unknown (its `once` step was cut off while it ran:
 // it may or may not have happened, and is never run again) is marked and explained.
-import { Paged } from './inspector-paged.js';
+import { StatusPaged } from './inspector-paged.js';
 import { brief, clock, html, iso, pill } from './inspector-html.js';
 
 /** What each ledger status means, in a sentence. */
@@ -30,27 +30,15 @@ export const effectPill = (e) => pill(e.status.type, LABELS[e.status.type] ?? e.
 export class LedgerView {
   #ctx;
   #el;
-  #status = null;
-  #paged;
+  #listing;
 
   constructor(ctx, element) {
     this.#ctx = ctx;
     this.#el = element;
-    this.#paged = this.#reader();
-    element.addEventListener('click', (event) => {
-      const chip = event.target.closest('[data-effect-filter]');
-      if (chip) {
-        this.#status = chip.dataset.effectFilter || null;
-        this.#paged = this.#reader();
-        this.refresh();
-      }
-      if (event.target.closest('[data-more]')) this.#paged.more().then(() => this.render());
+    this.#listing = new StatusPaged(element, 'effect-filter', (status, page) => ctx.store.listEffects(status, page), {
+      shown: () => this.refresh(),
+      drawn: () => this.render(),
     });
-  }
-
-  #reader() {
-    const status = this.#status;
-    return new Paged((page) => this.#ctx.store.listEffects(status, page));
   }
 
   concerns(change) {
@@ -58,14 +46,14 @@ export class LedgerView {
   }
 
   async refresh() {
-    await this.#paged.reload();
+    await this.#listing.pages.reload();
     this.render();
   }
 
   render() {
-    const p = this.#paged;
+    const p = this.#listing.pages;
     const chips = [['', 'all'], ...STATUSES.map((s) => [s, LABELS[s] ?? s])].map(
-      ([value, label]) => html`<button type="button" class="chip ${value}" data-effect-filter="${value}" aria-pressed="${String((this.#status ?? '') === value)}" title="${EFFECT_WHY[value] ?? ''}">${label}</button>`,
+      ([value, label]) => html`<button type="button" class="chip ${value}" data-effect-filter="${value}" aria-pressed="${String((this.#listing.status ?? '') === value)}" title="${EFFECT_WHY[value] ?? ''}">${label}</button>`,
     );
     const unknown = p.items.filter((e) => e.status.type === 'outcomeUnknown').length;
     const rows = p.items.map((e) => this.#row(e));

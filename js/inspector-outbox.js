@@ -1,7 +1,7 @@
 // The transactional outbox by status. A dead letter (status `failed`) shows why it died: the
 // reason its dispatcher gave, or the attempts it ran out of. runstore/workflow's own inbox
 // (signals, cancellations, child results) lives here too, in namespace `runstore.workflow`.
-import { Paged } from './inspector-paged.js';
+import { StatusPaged } from './inspector-paged.js';
 import { clock, hex, html, iso, pill, textOf } from './inspector-html.js';
 
 const STATUSES = [
@@ -23,32 +23,20 @@ function input(row) {
 export class OutboxView {
   #ctx;
   #el;
-  #status = null;
-  #paged;
+  #listing;
 
   constructor(ctx, element) {
     this.#ctx = ctx;
     this.#el = element;
-    this.#paged = this.#reader();
-    element.addEventListener('click', (event) => {
-      const chip = event.target.closest('[data-outbox-filter]');
-      if (chip) {
-        this.#status = chip.dataset.outboxFilter || null;
-        this.#paged = this.#reader();
-        this.refresh();
-      }
-      if (event.target.closest('[data-more]')) this.#paged.more().then(() => this.render());
+    this.#listing = new StatusPaged(element, 'outbox-filter', (status, page) => ctx.store.listOutbox(status, page), {
+      shown: () => this.refresh(),
+      drawn: () => this.render(),
     });
-  }
-
-  #reader() {
-    const status = this.#status;
-    return new Paged((page) => this.#ctx.store.listOutbox(status, page));
   }
 
   /** The dead letter `dispatchKey` among the rows read, for the requeue action. */
   row(dispatchKey) {
-    return this.#paged.items.find((r) => r.dispatchKey === dispatchKey) ?? null;
+    return this.#listing.pages.items.find((r) => r.dispatchKey === dispatchKey) ?? null;
   }
 
   concerns(change) {
@@ -56,14 +44,14 @@ export class OutboxView {
   }
 
   async refresh() {
-    await this.#paged.reload();
+    await this.#listing.pages.reload();
     this.render();
   }
 
   render() {
-    const p = this.#paged;
+    const p = this.#listing.pages;
     const chips = STATUSES.map(
-      ([value, label]) => html`<button type="button" class="chip" data-outbox-filter="${value}" aria-pressed="${String((this.#status ?? '') === value)}">${label}</button>`,
+      ([value, label]) => html`<button type="button" class="chip" data-outbox-filter="${value}" aria-pressed="${String((this.#listing.status ?? '') === value)}">${label}</button>`,
     );
     const rows = p.items.map((r) => this.#row(r));
     this.#ctx.put(this.#el, String(html`

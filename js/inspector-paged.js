@@ -43,3 +43,36 @@ export class Paged {
     }
   }
 }
+
+/**
+ * A listing filtered by status, for a view in `element`: a click on a chip carrying
+ * `data-<attribute>` reads it afresh under that chip's status (empty: all), a click on
+ * `[data-more]` reads its next page. `list(status, page)` reads a page of the listing; `shown()`
+ * is called when a filter's first page should be read (`refresh`), `drawn()` after a page more.
+ */
+export class StatusPaged {
+  status = null;
+  pages;
+  #list;
+
+  constructor(element, attribute, list, { shown, drawn }) {
+    this.#list = list;
+    this.pages = this.#reader();
+    const key = attribute.replace(/-(\w)/g, (_, c) => c.toUpperCase());
+    element.addEventListener('click', (event) => {
+      const chip = event.target.closest(`[data-${attribute}]`);
+      if (chip) {
+        this.status = chip.dataset[key] || null;
+        this.pages = this.#reader();
+        shown();
+      }
+      if (event.target.closest('[data-more]')) this.pages.more().then(drawn);
+    });
+  }
+
+  /** Pages under the status as it is now (a reading in flight keeps the status it began with). */
+  #reader() {
+    const status = this.status;
+    return new Paged((page) => this.#list(status, page));
+  }
+}

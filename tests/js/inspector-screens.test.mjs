@@ -146,6 +146,29 @@ for (const [name, view, workflowId] of VIEWS) {
   });
 }
 
+test(title('the effect ledger and the outbox list the status of the chip clicked, and all again'), async () => {
+  const page = await shotPage();
+  const statuses = (selector, key) =>
+    page.evaluate(([selector, key]) => [...document.querySelector('runstore-inspector').shadowRoot.querySelectorAll(selector)].map((r) => r.dataset[key]), [selector, key]);
+  const filtered = async (view, chip, rows, key, status) => {
+    await show(page, view);
+    await page.waitForFunction((rows) => document.querySelector('runstore-inspector').shadowRoot.querySelectorAll(rows).length > 0, rows);
+    const all = await statuses(rows, key);
+    assert.ok(all.includes(status) && all.some((s) => s !== status), `${view}: the seeded rows hold ${status} and others (${all})`);
+    await page.click(`runstore-inspector [${chip}="${status}"]`);
+    await page.waitForFunction(([rows, key, status]) => {
+      const shown = [...document.querySelector('runstore-inspector').shadowRoot.querySelectorAll(rows)];
+      return shown.length > 0 && shown.every((r) => r.dataset[key] === status);
+    }, [rows, key, status]);
+    assert.deepEqual(await statuses(rows, key), all.filter((s) => s === status));
+    await page.click(`runstore-inspector [${chip}=""]`);
+    await page.waitForFunction(([rows, n]) => document.querySelector('runstore-inspector').shadowRoot.querySelectorAll(rows).length === n, [rows, all.length]);
+    assert.deepEqual((await statuses(rows, key)).sort(), [...all].sort());
+  };
+  await filtered('effects', 'data-effect-filter', '[data-effect-status]', 'effectStatus', 'outcomeUnknown');
+  await filtered('outbox', 'data-outbox-filter', '[data-outbox-status]', 'outboxStatus', 'failed');
+});
+
 test(title('at 200% zoom (half the width): every view reads, its text inside the element and clear of other text, and a run is reached'), async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const zoomed = await openSeeded('screens-zoomed', { width: VIEWPORT.width / 2, height: 700 });
