@@ -10,6 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINE, useTestApp } from './browser.mjs';
+import { countIn, openInspectorPage, textIn, waitCount } from './inspector-helpers.mjs';
 import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
 
 const app = useTestApp();
@@ -33,36 +34,10 @@ after(async () => {
   assert.deepEqual(problems, []);
 });
 
-async function openApp() {
-  const page = await app.browser.newPage();
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // The browser logs the server's 401 and 403 answers; the page itself logs nothing.
-    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) problems.push(`console error: ${message.text()}`);
-  });
-  await page.goto(app.url);
-  await page.waitForFunction(() => window.runstore !== undefined);
-  return page;
-}
+const openApp = () => openInspectorPage(app, problems);
 
 /** Calls `name(arg)` of tests/app/src/inspector-sync-page.js in `page`. */
 const call = (page, name, arg) => page.evaluate(async ([name, arg]) => (await window.inspectorSyncPage())[name](arg), [name, arg]);
-
-/** How many elements match `selector` in the page's inspector. */
-const countIn = (page, selector) =>
-  page.evaluate((selector) => document.querySelector('runstore-inspector').shadowRoot.querySelectorAll(selector).length, selector);
-
-/** Waits until the page's inspector has `n` elements matching `selector`. */
-const waitCount = (page, selector, n, timeout = 15_000) =>
-  page.waitForFunction(
-    ([selector, n]) => document.querySelector('runstore-inspector')?.shadowRoot.querySelectorAll(selector).length === n,
-    [selector, n],
-    { timeout },
-  );
-
-/** Text of the first match of `selector` in the page's inspector. */
-const textIn = (page, selector) =>
-  page.evaluate((selector) => document.querySelector('runstore-inspector').shadowRoot.querySelector(selector)?.textContent ?? null, selector);
 
 /** The events of the run shown, as the inspector lists them. */
 const shownEvents = (page) =>

@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ENGINE, useTestApp } from './browser.mjs';
+import { countIn, openInspectorPage, textIn, waitCount } from './inspector-helpers.mjs';
 
 const app = useTestApp();
 const title = (text) => `${text} (${ENGINE})`;
@@ -21,35 +22,10 @@ let leader;
 let follower;
 const problems = [];
 
-async function openApp() {
-  const page = await app.browser.newPage();
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) problems.push(`console error: ${message.text()}`);
-  });
-  await page.goto(app.url);
-  await page.waitForFunction(() => window.runstore !== undefined);
-  return page;
-}
+const openApp = () => openInspectorPage(app, problems);
 
 /** Mounts the inspector in `page` (see inspector-page.js `mount`). */
 const mount = (page, options) => page.evaluate(async (options) => (await window.inspectorPage()).mount(options), options);
-
-/** How many elements match `selector` in the page's inspector. */
-const countIn = (page, selector) =>
-  page.evaluate((selector) => document.querySelector('runstore-inspector').shadowRoot.querySelectorAll(selector).length, selector);
-
-/** Waits until the page's inspector has `n` elements matching `selector`. */
-const waitCount = (page, selector, n, timeout = 20_000) =>
-  page.waitForFunction(
-    ([selector, n]) => document.querySelector('runstore-inspector')?.shadowRoot.querySelectorAll(selector).length === n,
-    [selector, n],
-    { timeout },
-  );
-
-/** Text of the first match of `selector` in the page's inspector. */
-const textIn = (page, selector) =>
-  page.evaluate((selector) => document.querySelector('runstore-inspector').shadowRoot.querySelector(selector)?.textContent ?? null, selector);
 
 /** The run's events as the store has them: their names, in order. */
 const storedEvents = (page, id) =>
