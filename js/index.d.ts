@@ -167,7 +167,8 @@ export declare class RunStore {
    * Rejects with INVALID_INPUT for a name or options the store refuses (in every tab, the
    * store's own checks decide), with UNAVAILABLE when no tab could open the store within
    * `requestTimeoutMs`, and with OPFS_UNAVAILABLE when the persistence asked for (`"opfs"`,
-   * `"indexeddb"`) does not exist here.
+   * `"indexeddb"`) does not exist here. A store in a file (Node, `persistence: "file"` and a
+   * `directory`) is this client's alone: another opener, in this process or another, gets BUSY.
    */
   static open(name: string, options?: ClientOpenOptions): Promise<RunStore>;
   /**
@@ -178,11 +179,11 @@ export declare class RunStore {
    */
   commit<O extends Operation[] | []>(step: Step<O>): Promise<StepOutcome<O>>;
   /**
-   * Where the store keeps its database: `"opfs"`, `"indexeddb"` or `"memory"` (what
-   * `persistence: "auto"` took; for a shared store, what its leader's worker took). Every
-   * write is stored there before its promise resolves.
+   * Where the store keeps its database: `"opfs"`, `"indexeddb"`, `"memory"` or (in Node)
+   * `"file"` (what `persistence: "auto"` took; for a shared store, what its leader's worker
+   * took). Every write is stored there before its promise resolves.
    */
-  readonly persistence: 'opfs' | 'indexeddb' | 'memory';
+  readonly persistence: 'opfs' | 'indexeddb' | 'memory' | 'file';
   /** Whether this tab runs the database now (always true for an exclusive or memory store). */
   readonly isLeader: boolean;
   /** Calls `callback` when this tab becomes or stops being the leader; returns the unsubscribe function. */

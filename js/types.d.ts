@@ -16,14 +16,23 @@ export type StoredBytes = ReturnType<Uint8Array['slice']>;
  * Where a store keeps its database. `"opfs"`: the origin private file system through sync
  * access handles (dedicated workers only; OPFS_UNAVAILABLE elsewhere). `"indexeddb"`: held in
  * memory and stored in IndexedDB (any context with IndexedDB). `"memory"`: gone on close.
- * `"auto"`: OPFS where it exists, else IndexedDB, else memory.
+ * `"file"`: the SQLite file `<directory>/<name>.db`, through Node's file calls (Node 20.16+,
+ * Bun, Electron's main process; INVALID_INPUT in a browser). `"auto"`: a file when a
+ * `directory` is given, else OPFS where it exists, else IndexedDB, else memory.
  */
-export type Persistence = 'opfs' | 'indexeddb' | 'memory' | 'auto';
+export type Persistence = 'opfs' | 'indexeddb' | 'memory' | 'file' | 'auto';
 
 /** Options of `RunStore.open`. */
 export interface OpenOptions {
   /** Where the database lives (default `"auto"`); the store's `persistence` says what it took. */
   persistence?: Persistence;
+  /**
+   * The directory of a store in a file (`persistence: "file"`, or `"auto"`, which then takes a
+   * file): created if missing, relative to the working directory. The store holds
+   * `<name>.db`, its WAL `<name>.db-wal` and, while open, the lock file `<name>.db.lock` that
+   * answers another opener (another process, or this one) with BUSY.
+   */
+  directory?: string;
   /** `"full"` (default): a returned commit survives a crash and a power loss. `"relaxed"`: it survives a crash of the tab or worker; a power loss may drop the last commits. */
   durability?: 'full' | 'relaxed';
 }

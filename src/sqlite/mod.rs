@@ -53,6 +53,9 @@ pub enum Medium {
     NativeFile,
     /// An OPFS file through the sahpool VFS: no shared memory, one connection at a time.
     Sahpool,
+    /// A file on disk through Node's file calls (the wasm build in Node, Bun or Electron): no
+    /// shared memory, one connection, other openers kept out by a lock file.
+    NodeFile,
     /// A private in-memory database.
     Memory,
     /// A database held in memory and stored in IndexedDB after commits (see
@@ -130,8 +133,8 @@ impl SqliteStore {
         // Room for every hot statement of every area (about 70); the default 16 would evict them
         // as soon as an application uses more than one or two areas.
         conn.set_prepared_statement_cache_capacity(128);
-        if medium == Medium::Sahpool {
-            // sahpool has no shared memory: WAL works only under exclusive locking, and a
+        if matches!(medium, Medium::Sahpool | Medium::NodeFile) {
+            // sahpool and Node's file calls have no shared memory: WAL works only under exclusive locking, and a
             // database left in WAL mode cannot even be read without it, so this comes before
             // the first read. It changes nothing in the file.
             conn.pragma_update_and_check(None, "locking_mode", "EXCLUSIVE", |_| Ok(()))?;
@@ -252,7 +255,7 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
         // transaction. Not exclusive locking: after a failed write to IndexedDB the pool puts
         // the stored pages back, and SQLite rereads them at its next transaction.
         Medium::IndexedDb => Some("memory"),
-        Medium::NativeFile | Medium::Sahpool => Some("wal"),
+        Medium::NativeFile | Medium::Sahpool | Medium::NodeFile => Some("wal"),
     };
     if let Some(journal) = journal {
         let mode: String =

@@ -54,8 +54,9 @@ pub(super) fn describe() -> String {
 /// What to do instead, after a medium found missing: where a server runtime keeps a store.
 pub(super) fn instead() -> &'static str {
     if server_runtime().is_some() {
-        "; a store there lives in memory (persistence 'memory', or 'auto', which takes memory \
-         where there is no other medium)"
+        "; a store there lives in a file (persistence 'file' with a directory) or in memory \
+         (persistence 'memory', or 'auto' without a directory, which takes memory where there \
+         is no other medium)"
     } else {
         ""
     }

@@ -26,6 +26,9 @@ struct OpenOptions {
     persistence: Persistence,
     #[serde(default)]
     durability: Durability,
+    /// The file medium's directory (see `persistence::check_directory`).
+    #[serde(default)]
+    directory: Option<String>,
 }
 
 /// The arguments of `open`, read and checked: a persistent store's name must be a pool name
@@ -36,6 +39,8 @@ fn open_arguments(name: JsValue, options: JsValue) -> Result<(String, OpenOption
     if options.persistence != Persistence::Memory {
         check_pool_name(&name).map_err(js_error)?;
     }
+    persistence::check_directory(options.persistence, options.directory.as_deref())
+        .map_err(js_error)?;
     Ok((name, options))
 }
 
@@ -172,16 +177,20 @@ impl RunStoreCore {
     /// in the OPFS directory `name` (dedicated workers only), with `"indexeddb"` in the
     /// IndexedDB database `runstore:<name>`; either way it holds it alone: another tab or
     /// worker that opens the same name gets BUSY until this one closes. `"memory"` works
-    /// anywhere. `"auto"` (the default) takes OPFS where it exists, else IndexedDB, else
-    /// memory; `persistence` tells which it took.
+    /// anywhere. `"file"` (Node, Bun, Electron's main process) keeps it in the SQLite file
+    /// `<directory>/<name>.db`, held by a lock file: another opener, in this process or
+    /// another, gets BUSY. `"auto"` (the default) takes a file when a `directory` is given, else
+    /// OPFS where it exists, else IndexedDB, else memory; `persistence` tells which it took.
     pub async fn open(
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions | undefined")] options: JsValue,
     ) -> Result<RunStoreCore, JsValue> {
         let (name, options) = open_arguments(name, options)?;
-        let (store, place) = persistence::open(&name, options.persistence, options.durability)
-            .await
-            .map_err(js_error)?;
+        let directory = options.directory.as_deref();
+        let (store, place) =
+            persistence::open(&name, options.persistence, directory, options.durability)
+                .await
+                .map_err(js_error)?;
         let reserve = match &place {
             Place::Opfs(pool) => Some(Reserve::acquire(pool.name()).await),
             _ => None,
@@ -199,11 +208,11 @@ impl RunStoreCore {
         })
     }
 
-    /// Where the store keeps its database: `"opfs"`, `"indexeddb"` or `"memory"` (what
-    /// `persistence: "auto"` took).
+    /// Where the store keeps its database: `"opfs"`, `"indexeddb"`, `"memory"` or `"file"`
+    /// (what `persistence: "auto"` took).
     #[wasm_bindgen(
         getter,
-        unchecked_return_type = "\"opfs\" | \"indexeddb\" | \"memory\""
+        unchecked_return_type = "\"opfs\" | \"indexeddb\" | \"memory\" | \"file\""
     )]
     pub fn persistence(&self) -> String {
         self.place
@@ -214,8 +223,8 @@ impl RunStoreCore {
 
     /// Resolves once every write made so far is stored. On IndexedDB that is a write to
     /// IndexedDB, and until it resolves a closed tab or terminated worker loses those writes;
-    /// if it rejects (STORAGE_FULL, BACKEND) the writes not stored were undone. On OPFS and
-    /// memory a write is where it belongs when it returns, and this resolves at once.
+    /// if it rejects (STORAGE_FULL, BACKEND) the writes not stored were undone. On OPFS, a
+    /// file and memory a write is where it belongs when it returns, and this resolves at once.
     pub fn flush(&self) -> js_sys::Promise {
         let pool = match &self.place {
             Some(Place::IndexedDb(pool)) => Some(pool.clone()),

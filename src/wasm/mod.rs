@@ -39,6 +39,7 @@ mod indexeddb;
 mod intrinsics;
 mod json_text;
 mod lock;
+mod node_file;
 mod operations;
 mod persistence;
 mod reserve;

@@ -1,10 +1,11 @@
-//! Where `RunStoreCore.open` keeps a store: OPFS, IndexedDB or memory, as asked, or the best of
-//! them that exists here (`auto`).
+//! Where `RunStoreCore.open` keeps a store: OPFS, IndexedDB, memory or (in Node) a file, as
+//! asked, or the best of them that exists here (`auto`).
 
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use super::node_file::{self, FileLock};
 use super::{install_idb, install_pool, open_in_memory, IdbPool, OpfsPool};
 use crate::{Durability, Error, Result, SqliteStore};
 
@@ -18,7 +19,9 @@ pub(super) enum Persistence {
     IndexedDb,
     /// A private in-memory database, gone when the store closes.
     Memory,
-    /// OPFS where it exists, else IndexedDB, else memory.
+    /// An SQLite file in a directory, through Node's file calls (Node, Bun, Electron).
+    File,
+    /// With a directory, a file; else OPFS where it exists, else IndexedDB, else memory.
     #[default]
     Auto,
 }
@@ -31,6 +34,7 @@ pub(super) enum Place {
     Opfs(OpfsPool),
     IndexedDb(Rc<IdbPool>),
     Memory,
+    File(FileLock),
 }
 
 impl Place {
@@ -40,6 +44,7 @@ impl Place {
             Place::Opfs(_) => "opfs",
             Place::IndexedDb(_) => "indexeddb",
             Place::Memory => "memory",
+            Place::File(_) => "file",
         }
     }
 
@@ -50,18 +55,32 @@ impl Place {
             Place::Opfs(pool) => pool.close().await,
             Place::IndexedDb(pool) => pool.close().await,
             Place::Memory => Ok(()),
+            Place::File(lock) => {
+                drop(lock);
+                Ok(())
+            }
         }
     }
 }
 
-/// Opens the store `name` where `persistence` says. `auto` moves on to the next medium only
-/// when one is unavailable here (OPFS_UNAVAILABLE), never past a store that is busy or full.
+/// Opens the store `name` where `persistence` says (`directory` is the file medium's, checked
+/// by [`check_directory`]). `auto` moves on to the next medium only when one is unavailable
+/// here (OPFS_UNAVAILABLE), never past a store that is busy or full.
 pub(super) async fn open(
     name: &str,
     persistence: Persistence,
+    directory: Option<&str>,
     durability: Durability,
 ) -> Result<(SqliteStore, Place)> {
+    if let Some(directory) = directory {
+        let (store, lock) = node_file::open(directory, name, durability)?;
+        return Ok((store, Place::File(lock)));
+    }
     match persistence {
+        Persistence::File => Err(Error::invalid(
+            "options.directory",
+            "persistence 'file' needs a directory",
+        )),
         Persistence::Opfs => open_opfs(name, durability).await,
         Persistence::IndexedDb => open_indexeddb(name, durability).await,
         Persistence::Memory => Ok((open_in_memory()?, Place::Memory)),
@@ -103,5 +122,43 @@ async fn open_indexeddb(name: &str, durability: Durability) -> Result<(SqliteSto
             let _ = pool.close().await;
             Err(error)
         }
+    }
+}
+
+/// Checks the file medium's options: `directory` goes with `file` or `auto` (which then takes a
+/// file), `file` needs one, and both need a runtime with Node's file calls.
+pub(super) fn check_directory(persistence: Persistence, directory: Option<&str>) -> Result<()> {
+    let asks_file = persistence == Persistence::File
+        || (persistence == Persistence::Auto && directory.is_some());
+    if !asks_file {
+        if directory.is_some() {
+            return Err(Error::invalid(
+                "options.directory",
+                "a directory goes with persistence 'file' (or 'auto'), not with another medium",
+            ));
+        }
+        return Ok(());
+    }
+    if !node_file::available() {
+        return Err(Error::invalid(
+            "options.persistence",
+            format!(
+                "a store in a file needs Node's synchronous file calls (Node 20.16 or later, \
+                 Bun, Electron's main process), which {} does not have; in a browser a store \
+                 lives in 'opfs', 'indexeddb' or 'memory' ('auto' takes the best there is)",
+                super::context::describe()
+            ),
+        ));
+    }
+    match directory {
+        None => Err(Error::invalid(
+            "options.directory",
+            "persistence 'file' needs a directory: where the store's file goes",
+        )),
+        Some(directory) if directory.is_empty() || directory.contains('\0') => Err(Error::invalid(
+            "options.directory",
+            "the directory must be a non-empty path without NUL",
+        )),
+        Some(_) => Ok(()),
     }
 }

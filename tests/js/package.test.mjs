@@ -3,11 +3,15 @@
 // with RUNSTORE_HOST=node in this process, as code on a server or an app's unit tests import
 // it (tests/app/src/node.js), where the store runs in-process. The cases that need a browser
 // (OPFS, tabs, workers, crashes) are skipped in Node, saying why; a case's store that lives on
-// OPFS in a page lives on memory in Node. Run by scripts/test-js.sh, which packs, installs and
-// builds first, and runs the file once per host.
-import { test } from 'node:test';
+// OPFS in a page lives on memory in Node, or with RUNSTORE_MEDIUM=file in a file of a fresh
+// temporary directory. Run by scripts/test-js.sh, which packs, installs and builds first, and
+// runs the file once per host (twice in Node: memory and file).
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ENGINE, useTestApp } from './browser.mjs';
@@ -17,8 +21,17 @@ const IN_NODE = process.env.RUNSTORE_HOST === 'node';
 if (!IN_NODE && process.env.RUNSTORE_HOST) throw new Error(`RUNSTORE_HOST is node or unset, not ${process.env.RUNSTORE_HOST}`);
 const app = IN_NODE ? null : useTestApp();
 
-/** Where a case's store lives when the case is not about OPFS: OPFS in a page, memory in Node. */
-const DURABLE = IN_NODE ? 'memory' : 'opfs';
+/**
+ * The open options of a case whose store is not about OPFS: OPFS in a page; in Node memory, or
+ * with RUNSTORE_MEDIUM=file a file in a temporary directory removed after the run.
+ */
+const DURABLE = !IN_NODE ? { persistence: 'opfs' } : process.env.RUNSTORE_MEDIUM === 'file' ? fileStores() : { persistence: 'memory' };
+
+function fileStores() {
+  const directory = mkdtempSync(join(tmpdir(), 'runstore-package-'));
+  after(() => rmSync(directory, { recursive: true, force: true }));
+  return { persistence: 'file', directory };
+}
 
 /** The options of a case that needs a browser: skipped in Node, saying what it needs. */
 const inBrowser = (needs) => ({ skip: IN_NODE && `needs a browser: ${needs}` });
@@ -244,8 +257,8 @@ test('a sequence conflict is a RunStoreError with its code and both heads', asyn
 });
 
 test('payloads come back with their keys in the order written, through the package', async () => {
-  const read = await inHost(async ({ RunStore }, { persistence }) => {
-    const store = await RunStore.open('key-order-test', { persistence });
+  const read = await inHost(async ({ RunStore }, { options }) => {
+    const store = await RunStore.open('key-order-test', options);
     // Not sorted, at every level; integer-like keys are listed first by JS whatever the order.
     const data = { zeta: 1, alpha: { y: [{ k: true, b: null }], c: 'x' }, Mid: 2.5, _: [], 1: 0 };
     const written = JSON.stringify(data);
@@ -261,7 +274,7 @@ test('payloads come back with their keys in the order written, through the packa
     };
     await store.close();
     return result;
-  }, { persistence: DURABLE });
+  }, { options: DURABLE });
   assert.equal(read.written, '{"1":0,"zeta":1,"alpha":{"y":[{"k":true,"b":null}],"c":"x"},"Mid":2.5,"_":[]}');
   assert.equal(read.event, read.written);
   assert.equal(read.checkpoint, read.written);
@@ -269,8 +282,8 @@ test('payloads come back with their keys in the order written, through the packa
 });
 
 test('a step commits across areas in one message, exactly once under its request id', async () => {
-  const result = await inHost(async ({ RunStore, RunStoreError }, { persistence }) => {
-    const store = await RunStore.open('steps-test', { persistence });
+  const result = await inHost(async ({ RunStore, RunStoreError }, { options }) => {
+    const store = await RunStore.open('steps-test', options);
     const now = 1_700_000_000_000;
     const step = {
       requestId: 'wf-s/1',
@@ -305,7 +318,7 @@ test('a step commits across areas in one message, exactly once under its request
     const after = { head: await store.head('wf-s'), timers: (await store.listTimers()).items.length };
     await store.close();
     return { first, again, recorded, neverSent, failure, unknown, after };
-  }, { persistence: DURABLE });
+  }, { options: DURABLE });
   assert.deepEqual(result.first, {
     outcomes: [{ op: 'append', head: 1 }, { op: 'scheduleTimer' }, { op: 'compareAndSwapCheckpoint', revision: 0 }],
     replayed: false,
@@ -425,7 +438,7 @@ test('a write\'s change reaches subscribers with its answer; history pages read 
 });
 
 test('a plain-data write crosses as its arguments\' JSON text and reads back as written', async () => {
-  const result = await inHost(async ({ RunStore }, { persistence, watch }) => {
+  const result = await inHost(async ({ RunStore }, { options, watch }) => {
     // What leaves the page for the store's worker (or, from a follower, for the leader's). In
     // Node the store runs in the process, and nothing leaves it.
     const sent = [];
@@ -438,7 +451,7 @@ test('a plain-data write crosses as its arguments\' JSON text and reads back as 
         return post.call(this, message, ...rest);
       };
     }
-    const store = await RunStore.open('wire-text-test', { persistence });
+    const store = await RunStore.open('wire-text-test', options);
     // Through a follower, a call that rides on the request for the link goes as arguments (the
     // leader's worker has not said yet that it reads text): a read first sets the link up.
     await store.head('wf-wire');
@@ -456,7 +469,7 @@ test('a plain-data write crosses as its arguments\' JSON text and reads back as 
     const history = await store.readHistory('wf-wire');
     await store.close();
     return { head, sent, dateError, seqError, history };
-  }, { persistence: DURABLE, watch: !IN_NODE });
+  }, { options: DURABLE, watch: !IN_NODE });
   if (!IN_NODE) {
     assert.deepEqual(result.sent.filter((call) => call.method === 'append'), [
       { method: 'append', text: true, args: false },
@@ -510,8 +523,8 @@ test('a follower whose leader does not say it reads text sends its writes as arg
 });
 
 test('a call is captured when it is made, and settles in a later task', async () => {
-  const got = await inHost(async ({ RunStore }, { persistence }) => {
-    const store = await RunStore.open('capture-test', { persistence });
+  const got = await inHost(async ({ RunStore }, { options }) => {
+    const store = await RunStore.open('capture-test', options);
     const heard = [];
     store.subscribe(null, (change) => heard.push(change.heads));
     const data = { n: 1, list: [1] };
@@ -552,7 +565,7 @@ test('a call is captured when it is made, and settles in a later task', async ()
     for (let waited = 0; heard.length < 2 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
     await store.close();
     return result;
-  }, { persistence: DURABLE });
+  }, { options: DURABLE });
   assert.deepEqual(got.atOnce, { settled: false, heard: 0 });
   assert.equal(got.head, 1);
   const written = [{ seq: 1, type: 'custom', name: 'first', recordedAt: 1, data: { n: 1, list: [1] } }];
@@ -575,8 +588,8 @@ test('a private store answers every call made in one task, not only the first', 
 });
 
 test('bad input is INVALID_INPUT naming the field, and writes nothing', async () => {
-  const results = await inHost(async ({ RunStore }, { persistence }) => {
-    const store = await RunStore.open('bad-input-test', { persistence });
+  const results = await inHost(async ({ RunStore }, { options }) => {
+    const store = await RunStore.open('bad-input-test', options);
     const ok = { type: 'custom', name: 'ok', recordedAt: 1 };
     await store.append('wf', [ok], 0);
     await store.insertOutbox([{ dispatchKey: 'k0', workflowId: 'wf', ordinal: 0, activityType: 'a', input: new Uint8Array(1), visibleAfter: 0 }]);
@@ -633,7 +646,7 @@ test('bad input is INVALID_INPUT naming the field, and writes nothing', async ()
     };
     await store.close();
     return out;
-  }, { persistence: DURABLE });
+  }, { options: DURABLE });
   const { after: state, ...cases } = results;
   assert.equal(Object.keys(cases).length, 25);
   assert.equal(cases['an unknown field in an event'].field, 'events[0].dat');
@@ -703,6 +716,29 @@ test('open refuses what the store refuses: a name that is not a string, options 
   assert.equal(got.badName, 'RunStoreError INVALID_INPUT name');
   assert.equal(got.symbolName, 'RunStoreError INVALID_INPUT name');
   for (const name of ['42', 'null', 'undefined', 'boxed']) assert.ok(!got.directories.includes(name), `${name} in ${got.directories}`);
+});
+
+test('a store in a file is refused in a browser, naming the media a browser has, and creates nothing', inBrowser('the file medium is for Node'), async () => {
+  const got = await inHost(async ({ RunStore }) => {
+    const refusals = [];
+    for (const options of [{ persistence: 'file', directory: 'stores' }, { directory: 'stores' }]) {
+      refusals.push(await RunStore.open('file-in-browser', options).then(
+        async (store) => (await store.close(), 'opened'),
+        (error) => ({ code: error.code, field: error.field, message: error.message }),
+      ));
+    }
+    const root = await globalThis.navigator?.storage?.getDirectory().catch(() => null);
+    const created = [];
+    for await (const [entry] of root?.entries() ?? []) created.push(entry);
+    for (const { name } of (await globalThis.indexedDB?.databases?.()) ?? []) created.push(name);
+    return { refusals, created: created.filter((name) => name.includes('file-in-browser')) };
+  });
+  for (const refusal of got.refusals) {
+    assert.equal(refusal.code, 'INVALID_INPUT', JSON.stringify(refusal));
+    assert.equal(refusal.field, 'options.persistence');
+    for (const medium of ["'opfs'", "'indexeddb'", "'memory'", 'Node']) assert.ok(refusal.message.includes(medium), `${medium} not in: ${refusal.message}`);
+  }
+  assert.deepEqual(got.created, []);
 });
 
 test('an exclusive store: a second tab gets BUSY at once, and the store after the first closes', inBrowser('tabs, OPFS'), async () => {

@@ -1,12 +1,14 @@
 // runstore/workflow, the engine, as an app uses it: the packed package installed into tests/app.
 // One suite, two hosts, as tests/js/package.test.mjs: by default in a page of the test app in
 // the engine RUNSTORE_ENGINE names (its stores on RUNSTORE_MEDIUM), with RUNSTORE_HOST=node in
-// this process on memory. Each case (tests/app/src/workflow-cases.js) runs real workflows on a
+// this process on memory (with RUNSTORE_MEDIUM=file in files). Each case (tests/app/src/workflow-cases.js) runs real workflows on a
 // real store where the package runs and reports what it saw; the assertions are here.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ENGINE, useTestApp } from './browser.mjs';
@@ -14,6 +16,15 @@ import { ENGINE, useTestApp } from './browser.mjs';
 const IN_NODE = process.env.RUNSTORE_HOST === 'node';
 const app = IN_NODE ? null : useTestApp();
 const inBrowser = (needs) => ({ skip: IN_NODE && `needs a browser: ${needs}` });
+
+/** Where a store lives in Node: memory, or with RUNSTORE_MEDIUM=file a file in a temporary directory removed after. */
+const NODE_MEDIUM = IN_NODE && process.env.RUNSTORE_MEDIUM === 'file' ? fileStores() : 'memory';
+
+function fileStores() {
+  const directory = mkdtempSync(join(tmpdir(), 'runstore-workflow-'));
+  after(() => rmSync(directory, { recursive: true, force: true }));
+  return { persistence: 'file', directory };
+}
 
 async function openApp() {
   const page = await app.browser.newPage();
@@ -30,8 +41,9 @@ async function runCase(name, options = {}) {
   let report;
   if (IN_NODE) {
     const { runWorkflowCase, openClient, openCore } = await import('../app/src/workflow-cases.js');
-    // Memory stores are private to their client: the names only label them.
-    const open = name === 'onCore' ? (store) => openCore(store, 'memory') : (store) => openClient(`${store}-${stores++}`, 'memory');
+    // Each store under a name of its own: memory stores are private to their client anyway,
+    // and a store in a file (RUNSTORE_MEDIUM=file) is its file.
+    const open = name === 'onCore' ? (store) => openCore(`${store}-${stores++}`, NODE_MEDIUM) : (store) => openClient(`${store}-${stores++}`, NODE_MEDIUM);
     report = await runWorkflowCase(name, open, options);
   } else {
     const page = await openApp();

@@ -652,13 +652,16 @@ export const CASES = {
 };
 
 /** Opens the page's client's store `name` on `persistence` (in Node, in the process). */
-export const openClient = (name, persistence) => RunStore.open(name, { persistence });
+export const openClient = (name, medium) => RunStore.open(name, openOptions(medium));
 
-/** Opens runstore/core's store `name` on `persistence` (an app's worker, or Node). */
-export async function openCore(name, persistence) {
+/** Opens runstore/core's store `name` on `medium` (an app's worker, or Node). */
+export async function openCore(name, medium) {
   await init();
-  return RunStoreCore.open(name, { persistence });
+  return RunStoreCore.open(name, openOptions(medium));
 }
+
+/** A medium as open options: a persistence's name, or the options themselves (a file's directory). */
+const openOptions = (medium) => (typeof medium === 'string' ? { persistence: medium } : medium);
 
 /** Runs case `name` with stores from `open(name)`; resolves to its report or `{ failed }`. */
 export async function runWorkflowCase(name, open, options) {
