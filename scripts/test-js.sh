@@ -89,7 +89,7 @@ echo "=== the package's cases in Node $(node --version) (tests/app's installed p
 RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
 echo "=== the same on the file medium, the file medium's own cases, and processes killed while they write to it"
 RUNSTORE_HOST=node RUNSTORE_MEDIUM=file node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
-node --test --test-concurrency=1 tests/js/node-file.test.mjs
+node --test --test-concurrency=1 tests/js/node-file.test.mjs tests/js/node-file-crash.test.mjs
 echo "=== the client's modules and the tab protocol, in Node"
 node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
 echo "=== the package in Node under another realm's globals, and what npm packs"

@@ -311,14 +311,16 @@ fn w3(
     read: fn(&SqliteStore, &str),
     raw_read: RawRead,
 ) -> Figure {
-    let store = open("w3-store");
+    // One database per variant: on a file, a variant run after another would find its events.
+    let name = workload.to_lowercase().replace([' ', ','], "-");
+    let store = open(&format!("{name}-store"));
     w2_store(&store);
     let store_ms = timed(clock, || {
         for w in 0..W2_WORKFLOWS {
             read(&store, &wf(w));
         }
     });
-    let conn = open("w3-raw").into_connection();
+    let conn = open(&format!("{name}-raw")).into_connection();
     w2_raw(&conn);
     let raw_ms = timed(clock, || w3_raw(&conn, raw_read));
     Figure {

@@ -73,6 +73,9 @@ extern "C" {
     pub(super) fn pid(this: &NodeProcess) -> u32;
     #[wasm_bindgen(method, catch)]
     fn kill(this: &NodeProcess, pid: u32, signal: i32) -> Result<bool, JsValue>;
+    /// Seconds since the process started (the same in each of its threads).
+    #[wasm_bindgen(method)]
+    fn uptime(this: &NodeProcess) -> f64;
 }
 
 /// The open flags SQLite's files need, as this platform numbers them (`fs.constants`).
@@ -141,6 +144,12 @@ impl Node {
             Ok(_) => true,
             Err(error) => error_code(&error).as_deref() == Some("EPERM"),
         }
+    }
+
+    /// When this process started, in milliseconds since the epoch: what tells it from an
+    /// earlier process that had the same pid.
+    pub(super) fn process_start_ms(&self) -> f64 {
+        (js_sys::Date::now() - self.process.uptime() * 1000.0).round()
     }
 
     /// Milliseconds since `path` last changed, or `None` when it cannot be read.

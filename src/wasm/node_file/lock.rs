@@ -1,13 +1,15 @@
 //! The lock file that keeps a store's database to one open at a time, across processes and
 //! within one: Node has no file locks, so the holder is named in a file created exclusively
-//! (`<db>.lock`: its pid and a token of this open), and removed on close.
+//! (`<db>.lock`: its pid, when its process started, and a token of this open), and removed on
+//! close.
 //!
 //! A lock whose holder is gone (its process ended without closing, or was killed) is taken
 //! over, under a second exclusive file (`<db>.lock.break`), so that of two openers that both
-//! find the same stale lock, only one removes it, and never a lock taken since.
+//! find the same stale lock, only one removes it, and never a lock taken since. A lock naming
+//! this process is held (by this thread or another: worker threads, Bun's workers, each with a
+//! wasm instance of its own); one naming this pid but another start is an earlier process's
+//! (a container restarted with the same pid).
 
-use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use wasm_bindgen::JsValue;
@@ -22,11 +24,9 @@ const UNNAMED_HOLDER_MS: f64 = 2_000.0;
 /// Attempts to take a lock that keeps being released and taken by others before answering BUSY.
 const ATTEMPTS: usize = 3;
 
-thread_local! {
-    /// The lock files this process holds: a lock naming this process's pid is held only if it
-    /// is here (a file left by an earlier process that had the same pid is not).
-    static HELD: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
-}
+/// How far two threads of one process may disagree on when it started (each computes it from
+/// the wall clock and the process's uptime).
+const SAME_START_MS: f64 = 250.0;
 
 /// A held lock file, removed by [`FileLock::release`] or when dropped.
 pub(in crate::wasm) struct FileLock(Claim);
@@ -43,7 +43,8 @@ impl FileLock {
     /// included) holds it.
     pub(super) fn acquire(node: Rc<Node>, path: String) -> Result<FileLock> {
         let token = (js_sys::Math::random() * 1e15) as u64;
-        let content = format!("{}\n{token:x}\n", node.process.pid());
+        let start = node.process_start_ms();
+        let content = format!("{}\n{start:.0}\n{token:x}\n", node.process.pid());
         Claim {
             node,
             path,
@@ -55,7 +56,6 @@ impl FileLock {
     /// Removes the lock file if it is still this open's.
     fn release(&self) {
         let claim = &self.0;
-        HELD.with(|held| held.borrow_mut().remove(&claim.path));
         if claim.read(&claim.path).as_deref() == Some(claim.content.as_str()) {
             let _ = claim.node.fs.unlink_sync(&claim.path);
         }
@@ -67,10 +67,7 @@ impl Claim {
         let lock = self;
         for _ in 0..ATTEMPTS {
             match lock.create(&lock.path) {
-                Ok(true) => {
-                    HELD.with(|held| held.borrow_mut().insert(lock.path.clone()));
-                    return Ok(FileLock(lock));
-                }
+                Ok(true) => return Ok(FileLock(lock)),
                 Ok(false) => {}
                 Err(error) => return Err(lock.failed("create", &error)),
             }
@@ -106,10 +103,9 @@ impl Claim {
 
     /// Who holds the lock file `path` whose text is `seen`, if that holder still runs.
     fn running_holder(&self, path: &str, seen: &str) -> Option<String> {
-        let pid = seen
-            .lines()
-            .next()
-            .and_then(|line| line.trim().parse::<u32>().ok());
+        let mut lines = seen.lines().map(str::trim);
+        let pid = lines.next().and_then(|line| line.parse::<u32>().ok());
+        let start = lines.next().and_then(|line| line.parse::<f64>().ok());
         let Some(pid) = pid else {
             let young = self
                 .node
@@ -118,8 +114,9 @@ impl Claim {
             return young.then(|| "a process that is taking it now".to_owned());
         };
         if pid == self.node.process.pid() {
-            let held_here = HELD.with(|held| held.borrow().contains(path));
-            return held_here.then(|| "this process (close the open store first)".to_owned());
+            let ours = start
+                .is_some_and(|start| (start - self.node.process_start_ms()).abs() < SAME_START_MS);
+            return ours.then(|| "this process (close the open store first)".to_owned());
         }
         self.node.is_running(pid).then(|| format!("process {pid}"))
     }

@@ -12,9 +12,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use sqlite_wasm_rs::vfs::{
-    register_vfs, AccessMode, LockLevel, MemChunksFile, OpenAccess, OpenRequest, OpenedFile,
-    RegisterVfsError, SQLiteIoMethods, SQLiteVfs, SyncOptions, VfsError, VfsErrorCode, VfsFile,
-    VfsRegistration, VfsResult, VfsStore,
+    register_vfs, AccessMode, DeviceCharacteristics, LockLevel, MemChunksFile, OpenAccess,
+    OpenRequest, OpenedFile, RegisterVfsError, SQLiteIoMethods, SQLiteVfs, SyncOptions, VfsError,
+    VfsErrorCode, VfsFile, VfsRegistration, VfsResult, VfsStore,
 };
 use sqlite_wasm_rs::WasmOsCallback;
 use wasm_bindgen::JsValue;
@@ -89,6 +89,13 @@ fn sync_directory(node: &Node, directory: &str) -> Result<(), JsValue> {
 }
 
 impl VfsFile for Handle {
+    /// A write leaves the bytes around it as they were even if the power goes mid-write, as
+    /// SQLite's Unix VFS assumes of every disk by default: without it SQLite pads each commit
+    /// in the WAL out to a whole sector.
+    fn device_characteristics(&self) -> DeviceCharacteristics {
+        DeviceCharacteristics::POWERSAFE_OVERWRITE
+    }
+
     fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
         match self {
             Handle::Disk(file) => fs::read_at(&file.node.fs, file.fd, buf, offset)
