@@ -7,11 +7,12 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { sectionText } from './readme-example.mjs';
 
 const PACKAGE = new URL('../app/node_modules/runstore/', import.meta.url);
 const { RunStore } = await import(new URL('js/index.js', PACKAGE));
@@ -152,4 +153,16 @@ test('the native crate opens what Node wrote, and Node what the native crate wro
   assert.equal(await fromNative.append('wf', [event('second')], 1), 2);
   await fromNative.close();
   assert.equal(await peer(native, 'wf', 'third'), 'head 2 integrity ok appended 3');
+});
+
+test("docs/node.md's example of a store in a file runs as written, in a project that installed the package", async () => {
+  const code = sectionText('docs/node.md#A store in a file').match(/```js\n([\s\S]*?)```/)[1];
+  const project = freshDirectory();
+  mkdirSync(join(project, 'node_modules'), { recursive: true });
+  symlinkSync(fileURLToPath(PACKAGE), join(project, 'node_modules', 'runstore'), 'dir');
+  writeFileSync(join(project, 'example.mjs'), code);
+  const { stdout } = await run(process.execPath, ['example.mjs'], { cwd: project, timeout: 60_000 });
+  const said = [...code.matchAll(/console\.log\(.*\); \/\/ → (.*)$/gm)].map((m) => m[1].trim());
+  assert.deepEqual(stdout.trim().split('\n'), said);
+  assert.deepEqual(readdirSync(join(project, 'data')), ['orders.db']);
 });
