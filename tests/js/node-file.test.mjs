@@ -6,8 +6,8 @@
 // process-kill test is tests/js/node-file-crash.test.mjs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,38 @@ test('a second open of a store in a file, in this process or another, is BUSY at
   await again.close();
 });
 
+test('the lock of a holder killed but not yet collected by its parent (a zombie) is taken over', { skip: !existsSync('/proc/self/stat') && 'needs /proc' }, async () => {
+  const directory = freshDirectory();
+  // The holder's parent is a shell that becomes `sleep`, which never collects its children.
+  const holder = `
+    const { init, RunStoreCore } = await import(${JSON.stringify(new URL('js/core.js', PACKAGE).href)});
+    await init();
+    await RunStoreCore.open('zombie', { persistence: 'file', directory: ${JSON.stringify(directory)} });
+    console.log(process.pid);
+    setInterval(() => {}, 1000);
+  `;
+  const shell = spawn('sh', ['-c', `"${process.execPath}" --input-type=module -e "$HOLDER" & exec sleep 60`], {
+    env: { ...process.env, HOLDER: holder },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const pid = Number(await new Promise((resolve) => shell.stdout.once('data', resolve)));
+    await init();
+    assert.equal((await outcome(RunStoreCore.open('zombie', { persistence: 'file', directory }))).code, 'BUSY');
+    process.kill(pid, 'SIGKILL');
+    const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0];
+    for (let waited = 0; state() !== 'Z'; waited += 10) {
+      assert.ok(waited < 5_000, 'the killed holder never became a zombie');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const store = await RunStoreCore.open('zombie', { persistence: 'file', directory });
+    assert.equal(store.head('wf'), 0);
+    await store.close();
+  } finally {
+    shell.kill('SIGKILL');
+  }
+});
+
 test('options of the file medium are checked before anything is created', async () => {
   const directory = freshDirectory();
   const cases = [
@@ -105,29 +137,43 @@ test('options of the file medium are checked before anything is created', async 
   await memory.close();
 });
 
-test("durability 'full' flushes the disk at every commit, 'relaxed' only at checkpoints", async () => {
-  // Node's own fs module, the one the store's file calls go through, counted where it is.
+test("durability 'full': every byte a commit wrote is flushed before it returns (a power cut keeps it); 'relaxed' flushes only at checkpoints", async () => {
+  // Node's own fs module, the one the store's file calls go through, watched where it is: the
+  // files written since their last flush, and the flushes.
   const fs = process.getBuiltinModule('node:fs');
-  const flush = fs.fdatasyncSync;
+  const { writeSync, fdatasyncSync } = fs;
+  const unflushed = new Set();
   let flushes = 0;
-  fs.fdatasyncSync = (...args) => {
+  fs.writeSync = (fd, ...args) => {
+    unflushed.add(fd);
+    return writeSync.call(fs, fd, ...args);
+  };
+  fs.fdatasyncSync = (fd) => {
     flushes += 1;
-    return flush.apply(fs, args);
+    fdatasyncSync.call(fs, fd);
+    unflushed.delete(fd);
   };
   try {
     await init();
-    const counted = {};
+    const seen = {};
     for (const durability of ['full', 'relaxed']) {
       const store = await RunStoreCore.open(`flush-${durability}`, { persistence: 'file', directory: freshDirectory(), durability });
       flushes = 0;
-      for (let seq = 0; seq < 20; seq++) store.append('wf', [event(`e${seq}`)], seq);
-      counted[durability] = flushes;
+      let returnedUnflushed = 0;
+      for (let seq = 0; seq < 20; seq++) {
+        unflushed.clear();
+        store.append('wf', [event(`e${seq}`)], seq);
+        if (unflushed.size > 0) returnedUnflushed += 1;
+      }
+      seen[durability] = { flushes, returnedUnflushed };
       await store.close();
     }
-    assert.ok(counted.full >= 20, `full: ${counted.full} flushes for 20 commits`);
-    assert.equal(counted.relaxed, 0, `relaxed: ${counted.relaxed} flushes for 20 commits`);
+    assert.ok(seen.full.flushes >= 20, `full: ${seen.full.flushes} flushes for 20 commits`);
+    assert.equal(seen.full.returnedUnflushed, 0, 'full: a commit returned with bytes not flushed');
+    assert.equal(seen.relaxed.flushes, 0, `relaxed: ${seen.relaxed.flushes} flushes for 20 commits`);
+    assert.equal(seen.relaxed.returnedUnflushed, 20, 'relaxed: every commit leaves its WAL frames to the next checkpoint');
   } finally {
-    fs.fdatasyncSync = flush;
+    Object.assign(fs, { writeSync, fdatasyncSync });
   }
 });
 

@@ -138,12 +138,26 @@ impl Node {
     }
 
     /// Whether process `pid` runs (signal 0 checks without sending; EPERM means it runs under
-    /// another user).
+    /// another user), and is not a zombie.
     pub(super) fn is_running(&self, pid: u32) -> bool {
-        match self.process.kill(pid, 0) {
+        let exists = match self.process.kill(pid, 0) {
             Ok(_) => true,
             Err(error) => error_code(&error).as_deref() == Some("EPERM"),
-        }
+        };
+        exists && !self.is_zombie(pid)
+    }
+
+    /// Whether process `pid` has ended but its parent has not collected it yet (Linux, where
+    /// `/proc` says so): it answers signal 0, but holds nothing any more.
+    fn is_zombie(&self, pid: u32) -> bool {
+        let Ok(stat) = self.fs.read_text_sync(&format!("/proc/{pid}/stat"), "utf8") else {
+            return false;
+        };
+        // `pid (command) state ...`: the command may hold spaces and parentheses.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        state == Some("Z")
     }
 
     /// When this process started, in milliseconds since the epoch: what tells it from an
