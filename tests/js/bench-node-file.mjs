@@ -22,6 +22,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { init, RunStoreCore } from '../../js/core.js';
 import { measure, WORKLOADS } from '../../benches/official/src/workloads.js';
+import { SCHEMA } from '../../benches/official/src/plain-schema.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const langgraphApp = join(root, 'tests', 'langgraph');
@@ -65,37 +66,13 @@ const progress = (text) => process.stderr.write(`[bench-node-file] ${text}\n`);
 // browser's plain side), in better-sqlite3's API; methods named and answering as runstore's, so
 // that workloads.js drives both sides with the same code.
 
-const PLAIN_SCHEMA = `
-CREATE TABLE events (
-  workflow_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  event TEXT NOT NULL,
-  PRIMARY KEY (workflow_id, seq)
-);
-CREATE TABLE outbox (
-  dispatch_key TEXT PRIMARY KEY,
-  workflow_id TEXT NOT NULL,
-  activity_type TEXT NOT NULL,
-  input BLOB NOT NULL,
-  status TEXT NOT NULL,
-  visible_after INTEGER NOT NULL,
-  claimed_at INTEGER
-);
-CREATE INDEX outbox_due ON outbox (status, visible_after);
-CREATE TABLE checkpoints (
-  checkpoint_id TEXT PRIMARY KEY,
-  revision INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  updated_at INTEGER NOT NULL
-);`;
-
 class PlainStore {
   constructor(file, durability) {
     this.db = new Database(file);
     if (values['plain-exclusive']) this.db.pragma('locking_mode = EXCLUSIVE');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.db.exec(PLAIN_SCHEMA);
+    this.db.exec(SCHEMA);
     // A level set explicitly holds in WAL mode (SQLITE_DEFAULT_WAL_SYNCHRONOUS replaces only the default).
     if (this.db.pragma('synchronous', { simple: true }) !== (durability === 'full' ? 2 : 1)) throw new Error('plain side: synchronous not as set');
     const { db } = this;
@@ -321,7 +298,8 @@ function resolveLangChainFromApp() {
 async function langgraph(durability) {
   const { RunStoreSaver } = await import('../../js/langgraph-node.js');
   const { SqliteSaver } = await import('@langchain/langgraph-checkpoint-sqlite');
-  const { saverWorkload, graphWorkload } = await import(pathToFileURL(join(langgraphApp, 'src', 'bench-workload.js')).href);
+  const workload = await import(pathToFileURL(join(langgraphApp, 'src', 'bench-workload.js')).href);
+  const { saverWorkload, graphWorkload } = workload;
   const n = Number(values.checkpoints);
   const graphRuns = Number(values['graph-runs']);
   const warmup = Number(values.warmup);
@@ -344,21 +322,8 @@ async function langgraph(durability) {
       await saverWorkload(saver, warmup);
       await graphWorkload(saver, 1);
     }
-    const storePages = () => {
-      const stats = store.storageStats();
-      return { pages: stats.pageCount - stats.freelistCount, pageSize: stats.pageSize };
-    };
-    const sqlitePages = () => ({
-      pages: sqlite.db.pragma('page_count', { simple: true }) - sqlite.db.pragma('freelist_count', { simple: true }),
-      pageSize: sqlite.db.pragma('page_size', { simple: true }),
-    });
-    const measureSaver = async (saver, pages) => {
-      const before = pages();
-      const ops = await saverWorkload(saver, n);
-      const after = pages();
-      const bytesPerCheckpoint = Math.round(((after.pages - before.pages) * after.pageSize) / n);
-      return { ...ops, ...(await graphWorkload(saver, graphRuns)), bytesPerCheckpoint };
-    };
+    const [storePages, sqlitePages] = [workload.storePages(store), workload.sqliteSaverPages(sqlite)];
+    const measureSaver = (saver, pages) => workload.measureSaver(saver, pages, n, graphRuns);
     const figures = { runstore: [], sqlite: [] };
     for (let round = 0; round < ROUNDS; round += 1) {
       const order = round % 2 === 0 ? ['runstore', 'sqlite'] : ['sqlite', 'runstore'];

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { RunStoreSaver } from 'runstore/langgraph';
 import { launchChromium, serveStatic } from '../js/browser.mjs';
-import { graphWorkload, saverWorkload } from './src/bench-workload.js';
+import { graphWorkload, measureSaver, saverWorkload, sqliteSaverPages, storePages } from './src/bench-workload.js';
 import { openCoreStore } from './src/node-store.js';
 
 const { values } = parseArgs({
@@ -49,27 +49,15 @@ async function nodeSides() {
     const sqlite = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
     await warm(runstore);
     await warm(sqlite);
-    const storePages = () => {
-      const stats = store.storageStats();
-      return { pages: stats.pageCount - stats.freelistCount, pageSize: stats.pageSize };
-    };
-    const sqlitePages = () => ({
-      pages: sqlite.db.pragma('page_count', { simple: true }) - sqlite.db.pragma('freelist_count', { simple: true }),
-      pageSize: sqlite.db.pragma('page_size', { simple: true }),
-    });
-    const measure = async (saver, pages) => {
-      const before = pages();
-      const ops = await saverWorkload(saver, n);
-      const after = pages();
-      return { ...ops, ...(await graphWorkload(saver, runs)), bytesPerCheckpoint: Math.round(((after.pages - before.pages) * after.pageSize) / n) };
-    };
+    const measure = (saver, pages) => measureSaver(saver, pages, n, runs);
+    const [runstorePages, sqlitePages] = [storePages(store), sqliteSaverPages(sqlite)];
     // Rounds alternate which side goes first (each on a new thread), and each figure is the
     // median of its rounds: a load that comes and goes on the machine weighs on both sides.
     const figures = { runstore: [], sqlite: [] };
     for (let round = 0; round < rounds; round += 1) {
       const order = round % 2 === 0 ? ['runstore', 'sqlite'] : ['sqlite', 'runstore'];
       for (const side of order) {
-        figures[side].push(side === 'runstore' ? await measure(runstore, storePages) : await measure(sqlite, sqlitePages));
+        figures[side].push(side === 'runstore' ? await measure(runstore, runstorePages) : await measure(sqlite, sqlitePages));
       }
     }
     sqlite.db.close();

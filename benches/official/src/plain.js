@@ -6,30 +6,7 @@
 // runstore's, so that workloads.js drives it with the same code; history reads JSON.parse each
 // event, as an app would.
 import { historyPage, loadSqlite3, sahPool } from './official.js';
-
-const SCHEMA = `
-CREATE TABLE events (
-  workflow_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  event TEXT NOT NULL,
-  PRIMARY KEY (workflow_id, seq)
-);
-CREATE TABLE outbox (
-  dispatch_key TEXT PRIMARY KEY,
-  workflow_id TEXT NOT NULL,
-  activity_type TEXT NOT NULL,
-  input BLOB NOT NULL,
-  status TEXT NOT NULL,
-  visible_after INTEGER NOT NULL,
-  claimed_at INTEGER
-);
-CREATE INDEX outbox_due ON outbox (status, visible_after);
-CREATE TABLE checkpoints (
-  checkpoint_id TEXT PRIMARY KEY,
-  revision INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  updated_at INTEGER NOT NULL
-);`;
+import { SCHEMA } from './plain-schema.js';
 
 const STATEMENTS = {
   head: 'SELECT coalesce(max(seq), 0) FROM events WHERE workflow_id = ?',

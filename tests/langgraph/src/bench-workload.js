@@ -67,3 +67,24 @@ export async function graphWorkload(saver, runs) {
   });
   return { graphRuns: perSecond, superSteps: 50 };
 }
+
+/** A runstore store's pages in use and their size, to weigh what checkpoints took. */
+export const storePages = (store) => () => {
+  const stats = store.storageStats();
+  return { pages: stats.pageCount - stats.freelistCount, pageSize: stats.pageSize };
+};
+
+/** SqliteSaver's database's pages in use and their size. */
+export const sqliteSaverPages = (sqlite) => () => ({
+  pages: sqlite.db.pragma('page_count', { simple: true }) - sqlite.db.pragma('freelist_count', { simple: true }),
+  pageSize: sqlite.db.pragma('page_size', { simple: true }),
+});
+
+/** One measured round of `saver`: `n` checkpoints' operations, `runs` graphs, and the bytes a checkpoint took (`pages` before and after). */
+export async function measureSaver(saver, pages, n, runs) {
+  const before = pages();
+  const ops = await saverWorkload(saver, n);
+  const after = pages();
+  const bytesPerCheckpoint = Math.round(((after.pages - before.pages) * after.pageSize) / n);
+  return { ...ops, ...(await graphWorkload(saver, runs)), bytesPerCheckpoint };
+}
