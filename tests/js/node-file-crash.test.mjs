@@ -25,10 +25,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { init, RunStoreCore } from '../../js/core.js';
-import {
-  Plan, xorshift, WORKFLOWS, SETTLE_LAG, TIMER_LAG, CHECKPOINT, EFFECT, VISIBILITY,
-  outboxKey, timerId, requestId,
-} from '../app/src/crash-plan.js';
+import { Plan, xorshift, CHECKPOINT } from '../app/src/crash-plan.js';
+import { check, committedSteps } from '../app/src/crash-check.js';
 
 const cycles = Number(process.env.NODE_CRASH_CYCLES ?? 100);
 const rounds = Number(process.env.NODE_RACE_ROUNDS ?? 30);
@@ -116,70 +114,6 @@ async function kill(proc) {
 }
 
 // ----- crash cycles -----
-
-/** How many steps committed: the plan's checkpoint's revision + 1. */
-function committedSteps(store) {
-  try {
-    return store.loadCheckpoint(CHECKPOINT).revision + 1;
-  } catch (error) {
-    if (error.code === 'NOT_FOUND') return 0;
-    throw error;
-  }
-}
-
-/** Every item of a paged listing. */
-function readAll(read) {
-  const items = [];
-  for (let page = { limit: 10_000 }; ;) {
-    const { items: more, nextCursor } = read(page);
-    items.push(...more);
-    if (nextCursor === null) return items;
-    page = { limit: 10_000, cursor: nextCursor };
-  }
-}
-
-/** Every area once steps 0..n committed (as the browser crash test's worker checks them):
- * returns the problems found. */
-function checkSteps(store, plan, n) {
-  const problems = [];
-  const same = (a, b) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
-  const range = (from, to) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
-  for (let w = 0; w < WORKFLOWS; w++) {
-    const history = readAll((page) => store.readHistory(`wf-${w}`, page));
-    const expected = range(0, n).filter((k) => k % WORKFLOWS === w).flatMap((k) => plan.events(k));
-    const got = history.map((e) => `${e.seq}:${e.name}:${e.data.step}:${e.data.i}`);
-    const want = expected.map((e, i) => `${i + 1}:${e.name}:${e.data.step}:${e.data.i}`);
-    if (got.join() !== want.join()) problems.push(`wf-${w}: journal ${got.length} events, ${want.length} expected`);
-    if (store.head(`wf-${w}`) !== plan.headAfter(n, w)) problems.push(`wf-${w}: head ${store.head(`wf-${w}`)}`);
-  }
-  for (let k = 0; k < n; k++) {
-    const row = store.outboxRowState(outboxKey(k));
-    if (row?.status !== (k + SETTLE_LAG < n ? 'done' : 'pending')) problems.push(`step ${k}: outbox row ${JSON.stringify(row)}`);
-    const id = requestId(k);
-    if (id !== undefined && JSON.stringify(store.requestOutcome(id).outcomes) !== plan.outcomes(k)) {
-      problems.push(`step ${k}: request ${JSON.stringify(store.requestOutcome(id))}`);
-    }
-  }
-  const timers = readAll((page) => store.listTimers(page)).map((t) => t.timerId);
-  if (!same(timers, range(Math.max(0, n - TIMER_LAG), n).map(timerId))) problems.push(`timers: ${timers}`);
-  const pending = readAll((page) => store.listOutbox('pending', page)).map((r) => r.dispatchKey);
-  if (!same(pending, range(Math.max(0, n - SETTLE_LAG), n).map(outboxKey))) problems.push(`pending rows: ${pending}`);
-  const lastEven = n === 0 ? null : (n - 1) - ((n - 1) % 2);
-  if ((store.loadEffect(EFFECT)?.request.step ?? null) !== lastEven) problems.push(`effect ${JSON.stringify(store.loadEffect(EFFECT))}`);
-  const lastOdd = n < 2 ? null : (n - 1) % 2 === 1 ? n - 1 : n - 2;
-  if ((store.getVisibility(VISIBILITY)?.searchAttributes.step ?? null) !== lastOdd) {
-    problems.push(`visibility ${JSON.stringify(store.getVisibility(VISIBILITY))}`);
-  }
-  // Nothing of the steps after n.
-  for (const k of [n, n + 1]) {
-    if (store.outboxRowState(outboxKey(k)) !== null) problems.push(`step ${k} has an outbox row`);
-    const id = requestId(k);
-    if (id !== undefined && store.requestOutcome(id).status === 'committed') problems.push(`step ${k} has a request record`);
-  }
-  const undecodable = store.findUndecodableEvent();
-  if (undecodable !== null) problems.push(`undecodable event ${JSON.stringify(undecodable)}`);
-  return problems;
-}
 
 /** Runs a writer, kills it after `wantedAcks` acks plus `delayMs` (or, with `inOpen`, `delayMs`
  * after it began to open the store); returns the steps it found (null if it had not said) and
@@ -286,7 +220,7 @@ test('a writer killed mid-step keeps every acknowledged step whole, and no step 
       try {
         assert.equal(store.persistence, 'file');
         n = committedSteps(store);
-        assert.deepEqual(checkSteps(store, plan, n), [], `${at}: ${n} steps committed`);
+        assert.deepEqual(check(store, plan, n), [], `${at}: ${n} steps committed`);
       } finally {
         await store.close();
       }

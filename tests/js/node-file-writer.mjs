@@ -14,22 +14,13 @@
 //   The test starts two at once to race for the store's lock (also as worker threads).
 import { createInterface } from 'node:readline';
 import { init, RunStoreCore } from '../../js/core.js';
-import { Plan, CHECKPOINT, requestId } from '../app/src/crash-plan.js';
+import { Plan, requestId } from '../app/src/crash-plan.js';
+import { committedSteps } from '../app/src/crash-check.js';
 
 const [mode, directory, name, ...rest] = process.argv.slice(2);
 // Pipes are synchronous on Linux: a line written is in the pipe before the next commit starts,
 // so the test never sees an ack of a commit that had not returned.
 const say = (line) => process.stdout.write(`${line}\n`);
-
-/** How many steps committed: the plan's checkpoint's revision + 1. */
-function committedSteps(store) {
-  try {
-    return store.loadCheckpoint(CHECKPOINT).revision + 1;
-  } catch (error) {
-    if (error.code === 'NOT_FOUND') return 0;
-    throw error;
-  }
-}
 
 async function write(seed, durability, acked) {
   say('opening'); // the test kills some writers in their open: in the lock's take-over, in recovery
