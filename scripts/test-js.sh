@@ -24,7 +24,7 @@
 # Then, once: the package's cases in Node (the store in the process; the cases that need a
 # browser skipped, saying why), on memory and on the file medium; the file medium's own tests
 # (tests/js/node-file*.test.mjs: the native crate on its files, SIGKILLed writers and workflow
-# runners); the tab protocol's unit tests (tabs-protocol, on a browser faked in Node), the
+# runners), and under Bun (tests/bun/file.mjs); the tab protocol's unit tests (tabs-protocol, on a browser faked in Node), the
 # client's own modules' (wire, changes), bytes from another realm (as under vitest's jsdom
 # environment) and what `npm pack` puts in the tarball.
 # Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
@@ -91,6 +91,9 @@ RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.
 echo "=== the same on the file medium, the file medium's own cases, and processes killed while they write to it"
 RUNSTORE_HOST=node RUNSTORE_MEDIUM=file node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
 node --test --test-concurrency=1 tests/js/node-file.test.mjs tests/js/node-file-crash.test.mjs tests/js/node-file-workflow.test.mjs
+echo "=== the package under Bun, on the file medium"
+[ -x tests/bun/node_modules/.bin/bun ] || npm ci --prefix tests/bun --no-audit --no-fund --loglevel=error
+tests/bun/node_modules/.bin/bun tests/bun/file.mjs
 echo "=== the client's modules and the tab protocol, in Node"
 node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
 echo "=== the package in Node under another realm's globals, and what npm packs"
