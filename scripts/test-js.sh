@@ -24,9 +24,9 @@
 # Then, once: the package's cases in Node (the store in the process; the cases that need a
 # browser skipped, saying why), on memory and on the file medium; the file medium's own tests
 # (tests/js/node-file*.test.mjs: the native crate on its files, SIGKILLed writers and workflow
-# runners), and under Bun (tests/bun/file.mjs); the tab protocol's unit tests (tabs-protocol, on a browser faked in Node), the
-# client's own modules' (wire, changes), bytes from another realm (as under vitest's jsdom
-# environment) and what `npm pack` puts in the tarball.
+# runners), and under Bun (tests/bun/file.mjs); the tab protocol's unit tests (tabs-protocol,
+# on a browser faked in Node), the client's own modules' (wire, changes), bytes from another
+# realm (as under vitest's jsdom environment) and what `npm pack` puts in the tarball.
 # Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
