@@ -13,6 +13,8 @@
 # Usage: scripts/bench-official.sh [--engines chromium,firefox,webkit]
 #          [--workloads W1,W2,W3,W4,W4each,W5] [--setups opfs-relaxed,opfs-full,indexeddb,memory]
 #          [--sides core,official,plain,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
+#        scripts/bench-official.sh --startup [--engines chromium,firefox] [--runs 5]: time to
+#          a usable store from a new worker (benches/official/startup.mjs)
 # e.g.   npm run bench -- --workloads W1 --setups memory --runs 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +24,9 @@ vite build benches/official --logLevel warn --emptyOutDir
 # WebKit needs a display: xvfb-run gives it one (and costs the other engines nothing).
 display=()
 [ -z "${DISPLAY:-}" ] && command -v xvfb-run >/dev/null && display=(xvfb-run -a)
-"${display[@]}" node benches/official/run.mjs "$@"
+if [ "${1:-}" = --startup ]; then
+  shift
+  "${display[@]}" node benches/official/startup.mjs "$@"
+else
+  "${display[@]}" node benches/official/run.mjs "$@"
+fi

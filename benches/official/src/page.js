@@ -90,8 +90,41 @@ async function postMessageRoundTrip(calls) {
   return ((performance.now() - started) * 1000) / calls;
 }
 
+/**
+ * Time to a usable store from nothing loaded in a worker: a new worker (startup-core.js,
+ * startup-official.js) or, for the client, `RunStore.open` from the page (its own worker
+ * started by it). Resolves to milliseconds from the start to the end of each phase.
+ */
+async function startup(side, name) {
+  const at = () => performance.timeOrigin + performance.now();
+  const started = at();
+  if (side === 'client') {
+    const store = await RunStore.open(name, { persistence: 'opfs', exclusive: true });
+    const opened = at();
+    await store.append('startup', [{ type: 'custom', name: 'first', recordedAt: 1 }], 0);
+    const written = at();
+    await store.close();
+    await removeStore('opfs', name);
+    return { opened: opened - started, written: written - started };
+  }
+  // Written out in full so that Vite finds and bundles both workers.
+  const worker = side === 'core'
+    ? new Worker(new URL('./startup-core.js', import.meta.url), { type: 'module' })
+    : new Worker(new URL('./startup-official.js', import.meta.url), { type: 'module' });
+  const answer = await new Promise((resolve) => {
+    worker.onmessage = ({ data }) => resolve(data);
+    worker.onerror = (event) => resolve({ error: event.message ?? 'the worker did not load' });
+    worker.postMessage({ name });
+  });
+  worker.terminate();
+  if (answer.error) throw new Error(answer.error);
+  if (side === 'core') await removeStore('opfs', name);
+  return Object.fromEntries(Object.entries(answer.phases).map(([phase, time]) => [phase, time - started]));
+}
+
 window.bench = {
   postMessageRoundTrip,
+  startup,
   async measure(side, setup, workload, scale, name) {
     const result = await SIDES[side]({ setup, workload, scale, name });
     if (side !== 'official' && side !== 'plain' && setup !== 'memory') await removeStore(setup, name);
