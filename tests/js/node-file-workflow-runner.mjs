@@ -27,7 +27,22 @@ const trip = defineWorkflow('trip', async (ctx) => {
   return total;
 });
 
-const store = await RunStore.open('trips', { persistence: 'file', directory });
+/**
+ * Opens the store, trying again while it is BUSY: a runner killed between creating its lock
+ * file and writing its pid leaves a lock that names no process, taken over after 2 s.
+ */
+async function openStore() {
+  for (let waited = 0; ; waited += 100) {
+    try {
+      return await RunStore.open('trips', { persistence: 'file', directory });
+    } catch (error) {
+      if (error.code !== 'BUSY' || waited > 5_000) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+const store = await openStore();
 const engine = await WorkflowEngine.start(store, { workflows: [trip] });
 console.log('ready');
 await Promise.all(ids.map(async (id) => {
