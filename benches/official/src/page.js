@@ -93,18 +93,20 @@ async function postMessageRoundTrip(calls) {
 /**
  * Time to a usable store from nothing loaded in a worker: a new worker (startup-core.js,
  * startup-official.js) or, for the client, `RunStore.open` from the page (its own worker
- * started by it). Resolves to milliseconds from the start to the end of each phase.
+ * started by it). `visit` is 'first' (a new store, kept) or 'returning' (the store the first
+ * visit left, removed after). Resolves to milliseconds from the start to the end of each phase.
  */
-async function startup(side, name) {
+async function startup(side, name, visit) {
   const at = () => performance.timeOrigin + performance.now();
+  const keep = visit === 'first';
   const started = at();
   if (side === 'client') {
     const store = await RunStore.open(name, { persistence: 'opfs', exclusive: true });
     const opened = at();
-    await store.append('startup', [{ type: 'custom', name: 'first', recordedAt: 1 }], 0);
+    await store.append('startup', [{ type: 'custom', name: visit, recordedAt: 1 }], keep ? 0 : 1);
     const written = at();
     await store.close();
-    await removeStore('opfs', name);
+    if (!keep) await removeStore('opfs', name);
     return { opened: opened - started, written: written - started };
   }
   // Written out in full so that Vite finds and bundles both workers.
@@ -114,11 +116,11 @@ async function startup(side, name) {
   const answer = await new Promise((resolve) => {
     worker.onmessage = ({ data }) => resolve(data);
     worker.onerror = (event) => resolve({ error: event.message ?? 'the worker did not load' });
-    worker.postMessage({ name });
+    worker.postMessage({ name, keep, seq: keep ? 0 : 1 });
   });
   worker.terminate();
   if (answer.error) throw new Error(answer.error);
-  if (side === 'core') await removeStore('opfs', name);
+  if (side === 'core' && !keep) await removeStore('opfs', name);
   return Object.fromEntries(Object.entries(answer.phases).map(([phase, time]) => [phase, time - started]));
 }
 

@@ -1,13 +1,13 @@
 // Time to a usable store, the official build: a fresh dedicated worker loads the module, its
-// wasm, installs its sahpool VFS, opens a database, creates a table and inserts one row (the
-// table as runstore's first commit writes a row). Posts when each phase ended, as
+// wasm, installs its sahpool VFS, opens a database (new, or the one an earlier visit left),
+// makes its table if missing and inserts one row. Posts when each phase ended, as
 // startup-core.js does, then exits.
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 
 const at = () => performance.timeOrigin + performance.now();
 const loaded = at();
 
-self.onmessage = async ({ data: { name } }) => {
+self.onmessage = async ({ data: { name, keep } }) => {
   try {
     const sqlite3 = await sqlite3InitModule();
     const initialized = at();
@@ -16,11 +16,11 @@ self.onmessage = async ({ data: { name } }) => {
     db.exec('PRAGMA journal_mode = WAL');
     const opened = at();
     db.exec('CREATE TABLE IF NOT EXISTS events (workflow_id TEXT, seq INTEGER, event TEXT, PRIMARY KEY (workflow_id, seq))');
-    db.exec({ sql: 'INSERT INTO events VALUES (?, 1, ?)', bind: ['startup', '{"type":"custom","name":"first"}'] });
+    db.exec({ sql: 'INSERT OR REPLACE INTO events VALUES (?, ?, ?)', bind: ['startup', keep ? 1 : 2, '{"type":"custom","name":"visit"}'] });
     const written = at();
     db.close();
-    pool.unlink(`/${name}.db`);
-    await pool.removeVfs();
+    // A first visit leaves its database for the returning one; the VFS goes with the worker.
+    if (!keep) pool.unlink(`/${name}.db`);
     self.postMessage({ phases: { loaded, initialized, opened, written } });
   } catch (error) {
     self.postMessage({ error: String(error?.stack ?? error) });
