@@ -90,6 +90,10 @@ echo "=== the package's cases in Node $(node --version) (tests/app's installed p
 RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
 echo "=== the same on the file medium, the file medium's own cases, and processes killed while they write to it"
 RUNSTORE_HOST=node RUNSTORE_MEDIUM=file node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
+# The crash test checks each killed writer's file with stock SQLite too: better-sqlite3, from tests/langgraph.
+if [ ! -d tests/langgraph/node_modules/better-sqlite3 ] || [ tests/langgraph/package.json -nt tests/langgraph/node_modules/.package-lock.json ]; then
+  (cd tests/langgraph && npm install --no-audit --no-fund --loglevel=error)
+fi
 node --test --test-concurrency=1 tests/js/node-file.test.mjs tests/js/node-file-crash.test.mjs tests/js/node-file-workflow.test.mjs
 echo "=== the package under Bun, on the file medium"
 [ -x tests/bun/node_modules/.bin/bun ] || npm ci --prefix tests/bun --no-audit --no-fund --loglevel=error
