@@ -1,6 +1,12 @@
 // Change notices and their subscribers: what `store.subscribe(filter, callback)` delivers.
-// A tab may hear of one commit twice (a write sent again after a hand-off is announced again,
-// for the tabs that missed the first notice): each request id is delivered once.
+//
+// The store numbers every commit's change in its change feed (`changesSince`). A tab delivers
+// numbered changes in order, each once: a notice that comes after a gap (one the tab did not
+// hear: its leader ended between a commit and its notice, or the tab slept) waits while the
+// tab reads what it missed from the feed, and one it delivered already is dropped. When the
+// feed no longer reaches back that far, subscribers get one notice with `reset: true`: read
+// afresh. Notices without a number (a write answered again from the request log after a
+// hand-off, an import) are delivered once per request id.
 import { RunStoreError } from './errors.js';
 import { AREAS } from './methods.js';
 
@@ -9,10 +15,25 @@ const knownAreas = new Set(AREAS);
 /** Request ids remembered, as many as the store's request log keeps (MAX_KEPT_REQUESTS). */
 const REMEMBERED = 10_000;
 
+/** A number past every change: the feed answers it with its newest number. */
+const PAST_EVERY_CHANGE = Number.MAX_SAFE_INTEGER;
+
 export class Changes {
   #subscribers = new Set();
   /** The request ids of the changes delivered lately, oldest first. */
   #heard = new Set();
+  /** The number of the newest change delivered (or passed over with no one subscribed); null until known. */
+  #delivered = null;
+  /** Numbered changes heard after a gap, delivered once the gap is filled from the feed. */
+  #waiting = [];
+  /** The catch-up running now, or null. */
+  #catchingUp = null;
+  /** Reads the store's feed after a number: `(after) => Promise<ChangesSince>`; null: no catching up. */
+  #readFeed;
+
+  constructor(readFeed = null) {
+    this.#readFeed = readFeed;
+  }
 
   /** Adds a subscriber; returns the function that removes it. Bad arguments throw INVALID_INPUT. */
   subscribe(filter, callback) {
@@ -20,17 +41,96 @@ export class Changes {
       throw new RunStoreError('INVALID_INPUT', 'callback must be a function', { field: 'callback' });
     }
     const entry = { matches: matcher(readFilter(filter)), callback };
+    const first = this.#subscribers.size === 0;
     this.#subscribers.add(entry);
+    if (first) {
+      // The first subscriber learns where the feed stands now: a notice lost from here on is
+      // caught up, and nothing from before is.
+      this.#delivered = null;
+      this.#waiting = [];
+      void this.catchUp();
+    }
     return () => {
       this.#subscribers.delete(entry);
     };
   }
 
-  /** Hands `change` to every subscriber whose filter it matches, unless its request id was heard before. */
+  /** Hands `change` to every subscriber whose filter it matches, in the feed's order and once. */
   dispatch(change) {
+    if (this.#subscribers.size === 0) return;
+    const number = change?.number;
+    if (!Number.isSafeInteger(number)) {
+      this.#deliver(change);
+      return;
+    }
+    const delivered = this.#delivered;
+    if (delivered !== null && number <= delivered) return;
+    const next = delivered === null || number === delivered + 1;
+    if (next && !this.#catchingUp) {
+      this.#delivered = number;
+      this.#deliver(change);
+      return;
+    }
+    this.#waiting.push(change);
+    void this.catchUp();
+  }
+
+  /**
+   * Reads from the store's feed what was committed after the newest change delivered and
+   * delivers it (called on a gap, and when the tab may have missed notices: a new leader, a
+   * wake). Resolves once caught up; a failed read leaves it to the next call.
+   */
+  catchUp() {
+    if (!this.#readFeed || this.#subscribers.size === 0) return Promise.resolve();
+    this.#catchingUp ??= this.#fill().finally(() => {
+      this.#catchingUp = null;
+    });
+    return this.#catchingUp;
+  }
+
+  async #fill() {
+    try {
+      if (this.#delivered === null) {
+        const { newest } = await this.#readFeed(PAST_EVERY_CHANGE);
+        // Notices heard meanwhile are newer than where the feed stood.
+        this.#delivered = Math.min(newest, ...this.#waiting.map((change) => change.number - 1));
+        if (this.#waiting.length === 0) return;
+      }
+      for (;;) {
+        const page = await this.#readFeed(this.#delivered);
+        if (page.reset) {
+          this.#delivered = page.newest;
+          this.#deliver(resetNotice(page.newest));
+        }
+        for (const change of page.changes) this.#deliverNext(change);
+        if (page.reset || page.changes.length === 0 || this.#delivered >= page.newest) break;
+      }
+    } catch {
+      // The store is closing, or its leader changed: the next notice or leader tries again.
+      return;
+    }
+    const waiting = this.#waiting.sort((a, b) => a.number - b.number);
+    this.#waiting = [];
+    for (const change of waiting) this.#deliverNext(change);
+    // Committed after the feed was read, and a notice of them lost too: read on.
+    if (this.#waiting.length > 0) await this.#fill();
+  }
+
+  /** Delivers `change` if it is the next one; keeps it for later if it comes after a gap. */
+  #deliverNext(change) {
+    if (change.number <= this.#delivered) return;
+    if (change.number === this.#delivered + 1) {
+      this.#delivered = change.number;
+      this.#deliver(change);
+    } else {
+      this.#waiting.push(change);
+    }
+  }
+
+  #deliver(change) {
     if (!this.#firstHearing(change.requestId)) return;
     for (const { matches, callback } of this.#subscribers) {
-      if (!matches(change)) continue;
+      if (!change.reset && !matches(change)) continue;
       try {
         callback(change);
       } catch (error) {
@@ -49,6 +149,11 @@ export class Changes {
     if (this.#heard.size > REMEMBERED) this.#heard.delete(this.#heard.values().next().value);
     return true;
   }
+}
+
+/** What subscribers hear when the feed cannot tell what they missed: everything may have changed. */
+function resetNotice(newest) {
+  return { reset: true, number: newest, requestId: null, areas: [...AREAS], workflowIds: [], heads: {}, revisions: [] };
 }
 
 /**

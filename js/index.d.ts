@@ -1,5 +1,5 @@
 import type { RunStoreCore } from '../pkg/runstore.js';
-import type { OpenOptions, Operation, Step, StepOutcome, StorageEstimate, StoredEvent } from './types.js';
+import type { Area, Change, OpenOptions, Operation, Step, StepOutcome, StorageEstimate, StoredEvent } from './types.js';
 
 export * from './types.js';
 
@@ -96,39 +96,6 @@ export interface ClientOpenOptions extends OpenOptions {
    * rejects with UNAVAILABLE carrying its `requestId`.
    */
   requestTimeoutMs?: number;
-}
-
-/** What a change notice can name. */
-export type Area =
-  | 'journal'
-  | 'timers'
-  | 'outbox'
-  | 'visibility'
-  | 'namespaces'
-  | 'packages'
-  | 'checkpoints'
-  | 'effects'
-  | 'runJournal'
-  | 'artifacts'
-  | 'conversations';
-
-/**
- * What one commit changed, told to every tab after it committed (a write that changed nothing
- * is not told). An `importDatabase` that replaced the store names every area and no workflow
- * ids. A write sent again after a tab hand-off is told again when it replays (its first notice
- * may have been lost with the leader); each tab's subscribers hear each `requestId` once.
- */
-export interface Change {
-  /** The commit's request id (every write of a shared store has one; null for a private store's writes without one). */
-  requestId: string | null;
-  /** The areas written. */
-  areas: Area[];
-  /** The workflows written (events, timers, outbox rows inserted or cancelled, visibility). */
-  workflowIds: string[];
-  /** Each appended workflow's new head. */
-  heads: { [workflowId: string]: number };
-  /** New revisions of checkpoints, effects and conversations. */
-  revisions: { kind: 'checkpoint' | 'effect' | 'conversation'; id: string; revision: number }[];
 }
 
 /** Which changes a subscriber hears of: all given conditions must match; absent ones match anything. */

@@ -37,7 +37,7 @@ export class RunStore {
   #pending = new Map();
   #nextId = 1;
   #closed = false;
-  #changes = new Changes();
+  #changes = new Changes((after) => this.changesSince(after));
   /** Where a private store lives ('opfs', 'indexeddb' or 'memory'). */
   #persistence = null;
 
@@ -64,6 +64,7 @@ export class RunStore {
       store.#tabs = new Tabs(name, core, {
         timeoutMs: requestTimeoutMs,
         onChange: (change) => store.#changes.dispatch(change),
+        onMaybeMissed: () => void store.#changes.catchUp(),
       });
       try {
         await store.#tabs.join();

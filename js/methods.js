@@ -74,6 +74,7 @@ export const PARAMETERS = Object.freeze({
   syncWorkflows: ['target', 'selection', 'page'],
   syncHeads: ['target', 'workflowIds'],
   purgeWorkflows: ['closedBefore', 'limit'],
+  changesSince: ['after', 'limit'],
   storageStats: [],
   vacuum: [],
   exportDatabase: [],

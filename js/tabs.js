@@ -151,6 +151,8 @@ export class Tabs {
   #options;
   #timeoutMs;
   #onChange;
+  /** Called when this tab may have missed change notices: a new leader, a page back from the cache. */
+  #onMaybeMissed;
   #env;
   #clientId = crypto.randomUUID?.() ?? String(Math.random()).slice(2);
   #prefix;
@@ -188,11 +190,12 @@ export class Tabs {
   #lifecycle = new Map();
   #leaderListeners = new Set();
 
-  constructor(name, options, { timeoutMs, onChange, env = browserEnv() }) {
+  constructor(name, options, { timeoutMs, onChange, onMaybeMissed = () => {}, env = browserEnv() }) {
     this.#name = name;
     this.#options = options;
     this.#timeoutMs = timeoutMs;
     this.#onChange = onChange;
+    this.#onMaybeMissed = onMaybeMissed;
     this.#env = env;
     this.#prefix = `runstore:${name}:`;
   }
@@ -496,6 +499,8 @@ export class Tabs {
       // A leader running an older package does not say: its store is on OPFS.
       this.#persistence = PERSISTENCES.has(message.persistence) ? message.persistence : 'opfs';
       this.#resend();
+      // The last leader may have ended between a commit and its notice.
+      this.#onMaybeMissed();
     } else if (message.type === 'resign' && message.leaderId === this.#leaderId) {
       this.#leaderId = null;
       this.#unlink();
@@ -514,6 +519,8 @@ export class Tabs {
     this.#hidden = false;
     this.#queue();
     this.#control.postMessage({ type: 'who' });
+    // A page in the back-forward cache hears no notices.
+    this.#onMaybeMissed();
   };
 
   #queue() {
@@ -597,6 +604,7 @@ export class Tabs {
     this.#leaderId = term.leaderId;
     this.#persistence = phases.persistence;
     this.#unlink();
+    this.#onMaybeMissed();
     this.#control.postMessage({ type: 'leader', leaderId: term.leaderId, persistence: phases.persistence });
     // When each phase of taking over ended (ms since the epoch), for profiling tools and benchmarks.
     globalThis.performance?.mark?.('runstore:lead', { detail: { ...phases, lockGranted, announced: Date.now() } });

@@ -568,6 +568,52 @@ export interface PurgeCounts {
   more: boolean;
 }
 
+/** What a change notice can name. */
+export type Area =
+  | 'journal'
+  | 'timers'
+  | 'outbox'
+  | 'visibility'
+  | 'namespaces'
+  | 'packages'
+  | 'checkpoints'
+  | 'effects'
+  | 'runJournal'
+  | 'artifacts'
+  | 'conversations';
+
+/**
+ * What one commit changed, numbered in the store's change feed (`changesSince`) and told to
+ * every tab after it committed (a write that changed nothing is neither). An `importDatabase`
+ * that replaced the store names every area and no workflow ids. A write sent again after a
+ * tab hand-off is told again when it replays (its first notice may have been lost with the
+ * leader), without a number; each tab's subscribers hear each `requestId` once.
+ */
+export interface Change {
+  /** Its number in the store's change feed: one more than the change committed before it. Absent in a notice of a write answered again from the request log, or of an import. */
+  number?: number;
+  /** The commit's request id (every write of a shared store has one; null for a private store's writes without one). */
+  requestId: string | null;
+  /** The areas written. */
+  areas: Area[];
+  /** The workflows written (events, timers, outbox rows inserted or cancelled, visibility). */
+  workflowIds: string[];
+  /** Each appended workflow's new head. */
+  heads: { [workflowId: string]: number };
+  /** New revisions of checkpoints, effects and conversations. */
+  revisions: { kind: 'checkpoint' | 'effect' | 'conversation'; id: string; revision: number }[];
+}
+
+/** What the store's change feed holds after a number (`changesSince`). */
+export interface ChangesSince {
+  /** The changes after the number asked for, oldest first, each with its `number`; empty when `reset`. */
+  changes: Change[];
+  /** True when the feed cannot say what came after the number asked for (it keeps the newest 10,000 changes, an import replaced the store since, or the number is from another store): read what you show afresh, then follow from `newest`. */
+  reset: boolean;
+  /** The newest change's number (0 while nothing has changed). */
+  newest: number;
+}
+
 /** The database's size: `pageSize * pageCount` bytes, `freelistCount` pages of them free. */
 export interface StorageStats {
   pageSize: number;

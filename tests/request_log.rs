@@ -133,7 +133,7 @@ fn uuid(n: u64, ordered: bool) -> String {
 }
 
 /// What one checkpoint update under a request id adds to the WAL, against the same update
-/// without one: the log's row (its one b-tree: schema_6.sql), and no deletion per commit once
+/// without one (both with the change feed's row): the log's row (its one b-tree: schema_6.sql), and no deletion per commit once
 /// the log is full. Printed for BENCHMARKS.md; the assertions bound it below what the
 /// layout of schema 5 wrote.
 #[test]
@@ -172,7 +172,8 @@ fn a_request_costs_the_wal_its_row() {
         per_commit.push(bytes);
     }
     let page = 4096 + 24;
-    assert!(per_commit[0] <= 2 * page, "{per_commit:?}");
+    // The checkpoint's page, and the change feed's newest page (its row numbers the commit).
+    assert!(per_commit[0] <= 3 * page, "{per_commit:?}");
     // Schema 5 (a table by slot and a UNIQUE index by id) wrote 2.4 pages a request with
     // the log small and 2.65 with it full; one b-tree writes its leaf, and a split of three
     // leaves and their parent every few requests.

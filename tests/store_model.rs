@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
+use runstore::model::changes::Change;
 use runstore::{
     Checkpoint, CheckpointStore, ClaimFilter, ClaimScope, Durability, EffectRecord, EffectStatus,
     EffectStatusKind, EffectStore, Error, Event, EventJournal, EventKind, Millis, NewOutboxRow,
@@ -725,6 +726,7 @@ impl Model {
                 return Ok(StepOutcome {
                     outcomes,
                     replayed: true,
+                    change: None,
                 });
             }
         }
@@ -743,9 +745,11 @@ impl Model {
             next.requests.insert(id.clone(), record);
         }
         *self = next;
+        let change = Change::of(step.request_id.as_deref(), &step.operations, &outcomes);
         Ok(StepOutcome {
             outcomes,
             replayed: false,
+            change,
         })
     }
 
@@ -1236,6 +1240,8 @@ struct Harness {
     model: Model,
     /// The last step committed under a request id, for [`Op::Resend`].
     last_step: Option<runstore::Step>,
+    /// The number of the newest change read from the store's change feed.
+    feed_seen: u64,
     now: Millis,
     _dir: tempfile::TempDir,
 }
@@ -1257,6 +1263,7 @@ impl Harness {
             path,
             model: Model::default(),
             last_step: None,
+            feed_seen: 0,
             now: START,
             _dir: dir,
         }
@@ -1583,12 +1590,36 @@ impl Harness {
     }
 
     fn send(&mut self, step: runstore::Step) -> Step {
-        let answer = self.store().commit(&step);
+        let mut answer = self.store().commit(&step);
         let expected = self.model.commit(&step);
         if step.request_id.is_some() {
             self.last_step = Some(step);
         }
+        // The feed's number is checked by `follow_feed`; the model knows only the change.
+        let numbered = answer
+            .as_mut()
+            .ok()
+            .and_then(|outcome| outcome.change.as_mut());
+        let number = numbered.map(|change| change.number.take());
+        if let Some(number) = number {
+            prop_assert_eq!(number, Some(self.feed_seen + 1), "the step's change number");
+        }
         same("commit", answer, expected)
+    }
+
+    /// Reads the change feed from the last change seen: every commit since is there, numbered
+    /// one after another, and none is missing or told as a reset.
+    fn follow_feed(&mut self) -> Step {
+        let feed = self.store().changes_since(self.feed_seen, 10_000);
+        let feed = feed.map_err(|e| TestCaseError::fail(format!("changes_since: {e}")))?;
+        prop_assert!(!feed.reset, "the feed reaches back to {}", self.feed_seen);
+        for change in &feed.changes {
+            self.feed_seen += 1;
+            prop_assert_eq!(change.number, Some(self.feed_seen), "numbered in order");
+            prop_assert!(!change.areas.is_empty(), "a change names what it changed");
+        }
+        prop_assert_eq!(feed.newest, self.feed_seen, "nothing past the newest");
+        Ok(())
     }
 
     /// A write as an operation of a step, built against the state before the step; `None`
@@ -1860,6 +1891,7 @@ proptest! {
         for (index, op) in ops.iter().enumerate() {
             harness
                 .step(op)
+                .and_then(|()| harness.follow_feed())
                 .map_err(|e| TestCaseError::fail(format!("operation {index} {op:?}: {e}")))?;
         }
         harness

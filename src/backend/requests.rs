@@ -45,6 +45,7 @@ pub(crate) fn decide(
         Some((recorded, record)) if recorded == fingerprint => Ok(Decision::Replay(StepOutcome {
             outcomes: record.outcomes,
             replayed: true,
+            change: None,
         })),
         Some(_) => Err(request_conflict(request_id)),
     }

@@ -1,16 +1,20 @@
 //! What a committed step changed, as a change notice tells it: the areas it wrote, the
-//! workflows it touched, the new heads and revisions. The browser package announces one to
-//! every tab after each commit (`store.subscribe`); an operation that changed nothing (a
-//! timer cancelled that was not there, a purge that found nothing) adds nothing, and a step
-//! that changed nothing has no notice.
+//! workflows it touched, the new heads and revisions. The SQLite store numbers each one in its
+//! change feed, in commit order, in the commit's own transaction (`SqliteStore::changes_since`
+//! reads them back); the browser package announces them to every tab (`store.subscribe`). An
+//! operation that changed nothing (a timer cancelled that was not there, a purge that found
+//! nothing) adds nothing, and a step that changed nothing has no change.
 
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::steps::{Operation, OperationOutcome};
 
 /// One area of the store, as a change notice names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Area {
     Journal,
@@ -26,27 +30,55 @@ pub enum Area {
     Conversations,
 }
 
+/// The kind of record whose revision a step set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RevisionKind {
+    Checkpoint,
+    Effect,
+    Conversation,
+}
+
 /// A record whose revision a step set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Revision {
-    /// `checkpoint`, `effect` or `conversation`.
-    pub kind: &'static str,
+    pub kind: RevisionKind,
     pub id: String,
     pub revision: u64,
 }
 
 /// What one step changed, in the order its operations first touched each thing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
+    /// Its number in the store's change feed: one more than the change committed before it.
+    /// `None` in a change not read from the feed nor recorded in it (one worked out again
+    /// for a request answered from the request log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
     /// The step's request id, if it had one.
     pub request_id: Option<String>,
     pub areas: Vec<Area>,
     pub workflow_ids: Vec<String>,
     /// Each appended workflow's new head (serialised as an object keyed by workflow id).
-    #[serde(serialize_with = "as_map")]
+    #[serde(serialize_with = "as_map", deserialize_with = "from_map")]
     pub heads: Vec<(String, u64)>,
     pub revisions: Vec<Revision>,
+}
+
+/// What the change feed holds after a number (`SqliteStore::changes_since`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesSince {
+    /// The changes after the number asked for, oldest first, each with its `number`; empty
+    /// when `reset`.
+    pub changes: Vec<Change>,
+    /// True when the feed cannot say what came after the number asked for (its window no
+    /// longer reaches back there, or the store's content was replaced since): what was read
+    /// before is to be read afresh, and the feed followed from `newest`.
+    pub reset: bool,
+    /// The newest change's number (0 while nothing has changed).
+    pub newest: u64,
 }
 
 impl Change {
@@ -89,7 +121,7 @@ impl Change {
         }
     }
 
-    fn revision(&mut self, kind: &'static str, id: &str, revision: u64) {
+    fn revision(&mut self, kind: RevisionKind, id: &str, revision: u64) {
         self.revisions.push(Revision {
             kind,
             id: id.to_owned(),
@@ -158,15 +190,23 @@ impl Change {
                 Done::CompareAndSwapCheckpoint { revision },
             ) => {
                 self.area(Area::Checkpoints);
-                self.revision("checkpoint", &checkpoint.checkpoint_id, *revision);
+                self.revision(
+                    RevisionKind::Checkpoint,
+                    &checkpoint.checkpoint_id,
+                    *revision,
+                );
             }
             (Op::CompareAndSwapEffect { record, .. }, Done::CompareAndSwapEffect { revision }) => {
                 self.area(Area::Effects);
-                self.revision("effect", &record.effect_id, *revision);
+                self.revision(RevisionKind::Effect, &record.effect_id, *revision);
             }
             (Op::SaveConversation { state, .. }, Done::SaveConversation { revision }) => {
                 self.area(Area::Conversations);
-                self.revision("conversation", &state.conversation_id, *revision);
+                self.revision(
+                    RevisionKind::Conversation,
+                    &state.conversation_id,
+                    *revision,
+                );
             }
             (Op::UpsertVisibility { record }, _) => {
                 self.area(Area::Visibility).workflow(&record.workflow_id);
@@ -225,6 +265,27 @@ fn as_map<S: Serializer>(pairs: &[(String, u64)], serializer: S) -> Result<S::Ok
         map.serialize_entry(key, value)?;
     }
     map.end()
+}
+
+/// Reads the heads back from their object, in its order (serde_json keeps the order of keys).
+fn from_map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, u64)>, D::Error> {
+    struct Pairs;
+    impl<'de> Visitor<'de> for Pairs {
+        type Value = Vec<(String, u64)>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object of heads")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut pairs = Vec::new();
+            while let Some(pair) = map.next_entry()? {
+                pairs.push(pair);
+            }
+            Ok(pairs)
+        }
+    }
+    deserializer.deserialize_map(Pairs)
 }
 
 #[cfg(test)]

@@ -338,6 +338,10 @@ pub struct StepOutcome {
     /// True when the request id had committed before: nothing was applied now, and
     /// `outcomes` are the ones recorded then.
     pub replayed: bool,
+    /// What the step changed, numbered in the store's change feed; `None` when it changed
+    /// nothing, was replayed, or was committed by a store without a feed (PostgreSQL).
+    #[serde(skip)]
+    pub change: Option<super::changes::Change>,
 }
 
 /// A request as the log knows it: its id, and a fingerprint of its content. The same id with

@@ -405,6 +405,7 @@ fn commit_in(
     Ok(StepOutcome {
         outcomes,
         replayed: false,
+        change: None,
     })
 }
 

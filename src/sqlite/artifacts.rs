@@ -1,5 +1,6 @@
 //! SQL of artifacts (table `artifacts`) and the derivation of their ids.
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension, Row};
 use sha2::{Digest, Sha256};
@@ -77,6 +78,7 @@ impl SqliteStore {
 
 impl ArtifactStore for SqliteStore {
     fn put_artifact(&self, artifact: &NewArtifact, now: Millis) -> Result<ArtifactMeta> {
+        alone!(self, Operation::PutArtifact { artifact: artifact.clone(), now }, Done::PutArtifact { artifact } => artifact);
         check_artifact(artifact, now)?;
         let content_digest = Sha256::digest(&artifact.bytes);
         let meta = ArtifactMeta {
@@ -165,6 +167,7 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn delete_artifact(&self, scope: &str, artifact_id: &str) -> Result<bool> {
+        alone!(self, Operation::DeleteArtifact { scope: scope.to_owned(), artifact_id: artifact_id.to_owned() }, Done::DeleteArtifact { deleted } => deleted);
         check_id("scope", scope)?;
         check_id("artifactId", artifact_id)?;
         let deleted = self.delete_with_room(|| {
@@ -180,6 +183,7 @@ impl ArtifactStore for SqliteStore {
     }
 
     fn purge_expired_artifacts(&self, now: Millis) -> Result<u64> {
+        alone!(self, Operation::PurgeExpiredArtifacts { now }, Done::PurgeExpiredArtifacts { purged } => purged);
         let purged = self.delete_with_room(|| {
             Ok(self
                 .conn()

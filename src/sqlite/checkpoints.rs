@@ -1,5 +1,6 @@
 //! SQL of agent-run checkpoints (table `checkpoints`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::paging::{self, Listing};
@@ -90,6 +91,7 @@ impl CheckpointStore for SqliteStore {
         checkpoint: &Checkpoint,
         expected_revision: Option<u64>,
     ) -> Result<()> {
+        alone!(self, Operation::CompareAndSwapCheckpoint { checkpoint: checkpoint.clone(), expected_revision }, Done::CompareAndSwapCheckpoint { .. } => ());
         let revision = next_revision(checkpoint.revision, expected_revision)?;
         let state = encode_state(checkpoint)?;
         let tx = self.write_tx()?;

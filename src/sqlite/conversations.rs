@@ -1,5 +1,6 @@
 //! SQL of conversation state (table `conversations`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::{params, OptionalExtension};
 
 use super::revisions::commit_if_written;
@@ -59,6 +60,7 @@ impl ConversationStore for SqliteStore {
         state: &ConversationState,
         expected_revision: Option<u64>,
     ) -> Result<()> {
+        alone!(self, Operation::SaveConversation { state: state.clone(), expected_revision }, Done::SaveConversation { .. } => ());
         let revision = next_revision(state.revision, expected_revision)?;
         check_id("conversationId", &state.conversation_id)?;
         check_size("state", state.state.len(), MAX_BLOB_BYTES)?;

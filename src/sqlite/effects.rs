@@ -1,5 +1,6 @@
 //! SQL of the side-effect ledger (table `effects`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -233,6 +234,7 @@ impl EffectStore for SqliteStore {
         record: &EffectRecord,
         expected_revision: Option<u64>,
     ) -> Result<()> {
+        alone!(self, Operation::CompareAndSwapEffect { record: record.clone(), expected_revision }, Done::CompareAndSwapEffect { .. } => ());
         let encoded = encode(record, expected_revision)?;
         match expected_revision {
             None => self.create_effect(record, &encoded),

@@ -1,5 +1,6 @@
 //! SQL of the workflow event journal and its status projection (tables `events`, `workflows`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -311,6 +312,7 @@ impl EventJournal for SqliteStore {
         expected_seq: u64,
         outbox: &[NewOutboxRow],
     ) -> Result<u64> {
+        alone!(self, Operation::Append { workflow_id: workflow_id.to_owned(), events: events.to_vec(), expected_seq, outbox: outbox.to_vec() }, Done::Append { head } => head);
         let encoded = Self::encode_events(workflow_id, events)?;
         check_outbox_rows(outbox)?;
         let tx = self.write_tx()?;

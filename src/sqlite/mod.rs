@@ -1,9 +1,24 @@
 //! The SQLite implementation of every store trait: all SQL lives below this module, one file
 //! per area, on one schema (`schema.sql`).
 
+/// Makes a store method called on its own (not inside a step) run as a step of its one
+/// operation, so that its change is numbered in the change feed (`SqliteStore::alone`), and
+/// returns what `$done` answers. Inside a step it does nothing: the method applies itself.
+macro_rules! alone {
+    ($store:expr, $operation:expr, $done:pat => $answer:expr) => {
+        if !$store.in_step() {
+            return $store.alone($operation).map(|done| match done {
+                $done => $answer,
+                _ => unreachable!("an operation answers as itself"),
+            });
+        }
+    };
+}
+
 mod migrations;
 
 mod artifacts;
+mod change_feed;
 mod checkpoints;
 mod conversations;
 mod effects;
@@ -31,6 +46,7 @@ use std::path::Path;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
+pub use change_feed::KEPT_CHANGES;
 pub use migrations::SCHEMA_VERSION;
 pub use transfer::ImportOutcome;
 

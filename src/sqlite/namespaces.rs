@@ -1,5 +1,6 @@
 //! SQL of the namespace registry (table `namespaces`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -41,6 +42,7 @@ impl NamespaceStore for SqliteStore {
         origin: NamespaceOrigin,
         now: Millis,
     ) -> Result<RegisterOutcome> {
+        alone!(self, Operation::RegisterNamespace { name: name.to_owned(), origin, now }, Done::RegisterNamespace { outcome } => outcome);
         check_id("name", name)?;
         let tx = self.write_tx()?;
         let created = tx
@@ -66,6 +68,7 @@ impl NamespaceStore for SqliteStore {
     }
 
     fn put_namespace(&self, record: &NamespaceRecord) -> Result<RegisterOutcome> {
+        alone!(self, Operation::PutNamespace { record: record.clone() }, Done::PutNamespace { outcome } => outcome);
         check_id("name", &record.name)?;
         if record.last_seen < record.created_at {
             return Err(Error::invalid(
@@ -126,6 +129,7 @@ impl NamespaceStore for SqliteStore {
     }
 
     fn set_namespace_placement(&self, name: &str, placement: &serde_json::Value) -> Result<()> {
+        alone!(self, Operation::SetNamespacePlacement { name: name.to_owned(), placement: placement.clone() }, Done::SetNamespacePlacement {} => ());
         check_id("name", name)?;
         let placement = encode_placement("placement", Some(placement))?;
         let changed = self
@@ -139,6 +143,7 @@ impl NamespaceStore for SqliteStore {
     }
 
     fn deprecate_namespace(&self, name: &str) -> Result<bool> {
+        alone!(self, Operation::DeprecateNamespace { name: name.to_owned() }, Done::DeprecateNamespace { deprecated } => deprecated);
         check_id("name", name)?;
         let tx = self.write_tx()?;
         let state: Option<String> = tx

@@ -3,6 +3,7 @@
 //! Sets of values (excluded workflows, dispatch keys, namespaces) are bound as one JSON array
 //! and read with `json_each`, so no SQL text is ever built from a caller's values.
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use std::collections::BTreeMap;
 
 use rusqlite::types::Value as SqlValue;
@@ -237,6 +238,7 @@ impl SqliteStore {
 
 impl OutboxStore for SqliteStore {
     fn insert_outbox(&self, rows: &[NewOutboxRow]) -> Result<u64> {
+        alone!(self, Operation::InsertOutbox { rows: rows.to_vec() }, Done::InsertOutbox { inserted } => inserted);
         check_rows(rows)?;
         let tx = self.write_tx()?;
         let inserted = Self::insert_checked_in(&tx, rows)?;
@@ -250,6 +252,7 @@ impl OutboxStore for SqliteStore {
         limit: u32,
         filter: &ClaimFilter,
     ) -> Result<Vec<OutboxRow>> {
+        alone!(self, Operation::ClaimOutbox { now, limit, filter: filter.clone() }, Done::ClaimOutbox { rows } => rows);
         check_batch_limit(limit)?;
         check_filter(filter)?;
         let excluded = json_array(&filter.exclude_workflows)?;
@@ -298,6 +301,7 @@ impl OutboxStore for SqliteStore {
     }
 
     fn complete_outbox(&self, dispatch_key: &str, claim_token: u64) -> Result<()> {
+        alone!(self, Operation::CompleteOutbox { dispatch_key: dispatch_key.to_owned(), claim_token }, Done::CompleteOutbox {} => ());
         let token = to_sql_int("claimToken", claim_token)?;
         self.transition(
             dispatch_key,
@@ -309,6 +313,7 @@ impl OutboxStore for SqliteStore {
     }
 
     fn complete_outbox_batch(&self, claims: &[OutboxClaim]) -> Result<()> {
+        alone!(self, Operation::CompleteOutboxBatch { claims: claims.to_vec() }, Done::CompleteOutboxBatch {} => ());
         check_distinct_claims(claims)?;
         if claims.is_empty() {
             return Ok(());
@@ -335,6 +340,7 @@ impl OutboxStore for SqliteStore {
         next_attempt: u32,
         visible_after: Millis,
     ) -> Result<OutboxStatus> {
+        alone!(self, Operation::RetryOutbox { dispatch_key: dispatch_key.to_owned(), claim_token, next_attempt, visible_after }, Done::RetryOutbox { status } => status);
         let token = to_sql_int("claimToken", claim_token)?;
         self.transition(
             dispatch_key,
@@ -345,6 +351,7 @@ impl OutboxStore for SqliteStore {
     }
 
     fn fail_outbox(&self, dispatch_key: &str, claim_token: u64, reason: &str) -> Result<()> {
+        alone!(self, Operation::FailOutbox { dispatch_key: dispatch_key.to_owned(), claim_token, reason: reason.to_owned() }, Done::FailOutbox {} => ());
         check_size("reason", reason.len(), MAX_DOCUMENT_BYTES)?;
         let token = to_sql_int("claimToken", claim_token)?;
         self.transition(
@@ -357,6 +364,7 @@ impl OutboxStore for SqliteStore {
     }
 
     fn cancel_workflow_outbox(&self, workflow_id: &str) -> Result<Vec<String>> {
+        alone!(self, Operation::CancelWorkflowOutbox { workflow_id: workflow_id.to_owned() }, Done::CancelWorkflowOutbox { cancelled } => cancelled);
         check_id("workflowId", workflow_id)?;
         let tx = self.write_tx()?;
         let mut keys: Vec<String> = {
@@ -379,6 +387,7 @@ impl OutboxStore for SqliteStore {
         visible_after: Millis,
         limit: u32,
     ) -> Result<Vec<OutboxRow>> {
+        alone!(self, Operation::RearmStaleClaims { older_than, visible_after, limit }, Done::RearmStaleClaims { rows } => rows);
         check_batch_limit(limit)?;
         let tx = self.write_tx()?;
         let mut rearmed = query_rows(

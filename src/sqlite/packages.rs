@@ -1,5 +1,6 @@
 //! SQL of workflow packages and their routes (tables `packages`, `package_routes`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -43,6 +44,7 @@ impl PackageStore for SqliteStore {
     }
 
     fn put_package_for_types(&self, record: &PackageRecord, member_types: &[String]) -> Result<()> {
+        alone!(self, Operation::PutPackage { record: record.clone(), member_types: Some(member_types.to_vec()) }, Done::PutPackage {} => ());
         check_record(record)?;
         for (i, member) in member_types.iter().enumerate() {
             check_id(&format!("memberTypes[{i}]"), member)?;
@@ -109,6 +111,7 @@ impl PackageStore for SqliteStore {
     }
 
     fn delete_package(&self, workflow_type: &str, content_hash: &str) -> Result<Vec<String>> {
+        alone!(self, Operation::DeletePackage { workflow_type: workflow_type.to_owned(), content_hash: content_hash.to_owned() }, Done::DeletePackage { dropped_routes } => dropped_routes);
         check_id("workflowType", workflow_type)?;
         check_hash("contentHash", content_hash)?;
         let unrouted =
@@ -118,6 +121,7 @@ impl PackageStore for SqliteStore {
     }
 
     fn set_package_route(&self, workflow_type: &str, content_hash: &str) -> Result<()> {
+        alone!(self, Operation::SetPackageRoute { workflow_type: workflow_type.to_owned(), content_hash: content_hash.to_owned() }, Done::SetPackageRoute {} => ());
         check_id("workflowType", workflow_type)?;
         check_hash("contentHash", content_hash)?;
         let tx = self.write_tx()?;

@@ -1,6 +1,7 @@
 //! SQL of retention: purging closed workflows across the per-workflow tables, and giving
 //! freed space back to the file system.
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use std::sync::atomic::Ordering;
 
 use rusqlite::{params, Connection};
@@ -186,6 +187,7 @@ impl SqliteStore {
 
 impl RetentionStore for SqliteStore {
     fn purge_workflows(&self, closed_before: Millis, limit: u32) -> Result<PurgeCounts> {
+        alone!(self, Operation::PurgeWorkflows { closed_before, limit }, Done::PurgeWorkflows { counts } => counts);
         let limit = checked_limit("limit", limit)?;
         let counts = self.delete_with_room(|| self.purge_in_tx(closed_before, limit))?;
         if counts.workflows > 0 {

@@ -1,5 +1,6 @@
 //! SQL of the agent-run journal (table `run_events`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, OptionalExtension};
 
@@ -37,6 +38,7 @@ fn duplicate(conn: &rusqlite::Connection, event: &RunEvent) -> Result<Error> {
 
 impl RunJournal for SqliteStore {
     fn record_run_event(&self, event: &RunEvent) -> Result<()> {
+        alone!(self, Operation::RecordRunEvent { event: event.clone() }, Done::RecordRunEvent {} => ());
         check_id("eventId", &event.event_id)?;
         check_id("runId", &event.run_id)?;
         let sequence = to_sql_int("sequence", event.sequence)?;

@@ -7,12 +7,13 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::SqliteStore;
+use super::{change_feed, SqliteStore};
 use crate::backend::checks::{check_id, to_sql_int};
 use crate::backend::requests::{
     check_scope, check_step, decide, decode_outcomes, encode_outcomes, outcome_of, Decision,
 };
 use crate::error::{Error, Result};
+use crate::model::changes::Change;
 use crate::model::steps::*;
 use crate::*;
 
@@ -565,13 +566,9 @@ impl StepStore for SqliteStore {
         request: Option<&RequestKey>,
         operations: &[Operation],
     ) -> Result<StepOutcome> {
-        if Step::frees_space_of(operations) {
-            // A delete under a request id writes a request-log row too: on a full disk both
-            // need the room a checkpoint of the WAL gives back.
-            self.delete_with_room(|| self.commit_once(request, operations))
-        } else {
-            self.commit_once(request, operations)
-        }
+        self.commit_named(request, operations, |index, operation, error| {
+            operation.name_field(error).in_operation(index)
+        })
     }
 
     fn request_outcome_in(&self, scope: &str, request_id: &str) -> Result<RequestOutcome> {
@@ -589,12 +586,48 @@ impl StepStore for SqliteStore {
     }
 }
 
+/// How a step names an operation's error: from its index, the operation and the error.
+type Naming = fn(usize, &Operation, Error) -> Error;
+
 impl SqliteStore {
-    /// Applies the operations in one transaction, or answers what their request id recorded.
+    /// Runs a store method called on its own, not inside a step, as a step of its one
+    /// operation, so that what it changed is numbered in the change feed in its transaction,
+    /// as a step's change is. Its errors are the method's own, not an operation's.
+    // One copy for every method: inlined, the step's commit would be copied into each.
+    #[inline(never)]
+    pub(super) fn alone(&self, operation: Operation) -> Result<OperationOutcome> {
+        let operations = [operation];
+        let outcome = self.commit_named(None, &operations, |_, _, error| error)?;
+        Ok(outcome.outcomes.into_iter().next().expect("one outcome"))
+    }
+
+    /// Whether a step is being applied (see [`SqliteStore::alone`]).
+    pub(super) fn in_step(&self) -> bool {
+        self.in_step.get()
+    }
+
+    fn commit_named(
+        &self,
+        request: Option<&RequestKey>,
+        operations: &[Operation],
+        naming: Naming,
+    ) -> Result<StepOutcome> {
+        if Step::frees_space_of(operations) {
+            // A delete under a request id writes a request-log row too: on a full disk both
+            // need the room a checkpoint of the WAL gives back.
+            self.delete_with_room(|| self.commit_once(request, operations, naming))
+        } else {
+            self.commit_once(request, operations, naming)
+        }
+    }
+
+    /// Applies the operations in one transaction with their change numbered in the feed, or
+    /// answers what their request id recorded.
     fn commit_once(
         &self,
         request: Option<&RequestKey>,
         operations: &[Operation],
+        naming: Naming,
     ) -> Result<StepOutcome> {
         check_step(request.map(|key| key.id.as_str()), operations)?;
         let tx = self.write_tx()?;
@@ -619,10 +652,15 @@ impl SqliteStore {
                 .enumerate()
                 .map(|(index, operation)| {
                     self.apply(operation)
-                        .map_err(|error| operation.name_field(error).in_operation(index))
+                        .map_err(|error| naming(index, operation, error))
                 })
                 .collect::<Result<Vec<_>>>()?
         };
+        let request_id = request.map(|key| key.id.as_str());
+        let mut change = Change::of(request_id, operations, &outcomes);
+        if let Some(change) = change.as_mut() {
+            change_feed::record(&tx, change)?;
+        }
         let committed = match request.zip(head) {
             Some((key, head)) => record_at(
                 &tx,
@@ -647,6 +685,7 @@ impl SqliteStore {
         Ok(StepOutcome {
             outcomes,
             replayed: false,
+            change,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! SQL of the durable timers (table `timers`).
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Row};
 
@@ -52,6 +53,7 @@ impl SqliteStore {
 
 impl TimerStore for SqliteStore {
     fn schedule_timer(&self, workflow_id: &str, timer_id: &str, fire_at: Millis) -> Result<()> {
+        alone!(self, Operation::ScheduleTimer { workflow_id: workflow_id.to_owned(), timer_id: timer_id.to_owned(), fire_at }, Done::ScheduleTimer {} => ());
         check_ids(workflow_id, timer_id)?;
         let tx = self.write_tx()?;
         tx.prepare_cached(
@@ -68,6 +70,7 @@ impl TimerStore for SqliteStore {
     }
 
     fn cancel_timer(&self, workflow_id: &str, timer_id: &str) -> Result<bool> {
+        alone!(self, Operation::CancelTimer { workflow_id: workflow_id.to_owned(), timer_id: timer_id.to_owned() }, Done::CancelTimer { removed } => removed);
         check_ids(workflow_id, timer_id)?;
         let tx = self.write_tx()?;
         let removed = tx

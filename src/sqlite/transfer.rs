@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use super::import_rules::check_rules;
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
 use super::steps::{forget_through, record, recorded, Newest};
-use super::SqliteStore;
+use super::{change_feed, SqliteStore};
 use crate::backend::checks::check_id;
 use crate::backend::hex;
 use crate::backend::requests::{decide, Decision};
@@ -207,6 +207,7 @@ impl SqliteStore {
         }
         let replaced_logs = newest_requests(&tx)?;
         let last_claim_token = last_claim_token(&tx)?;
+        let last_change = change_feed::newest(&tx)?;
         self.newest.forget();
         for table in tables(&tx)? {
             copy_table(&tx, &table)?;
@@ -217,6 +218,9 @@ impl SqliteStore {
             "UPDATE outbox_claim_counter SET last_token = max(last_token, ?1) WHERE id = 1",
             [last_claim_token],
         )?;
+        // Change numbers only move forward too, and a reader of the feed from before the
+        // import is told to read the store afresh.
+        change_feed::mark_replaced(&tx, last_change)?;
         // Every request the store knew before is forgotten now: `request_outcome` must not
         // take one of them for a request that never committed.
         for (scope, newest) in replaced_logs {

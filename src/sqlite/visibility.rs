@@ -4,6 +4,7 @@
 //! placeholders; every value (type, statuses, bounds, attribute paths and operands) is bound.
 //! Attribute keys are checked to be plain names before they are put into a bound JSON path.
 
+use crate::model::steps::{Operation, OperationOutcome as Done};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 
@@ -144,6 +145,7 @@ fn record_from_row(row: &Row<'_>) -> Result<VisibilityRecord> {
 
 impl VisibilityStore for SqliteStore {
     fn upsert_visibility(&self, record: &VisibilityRecord) -> Result<()> {
+        alone!(self, Operation::UpsertVisibility { record: record.clone() }, Done::UpsertVisibility {} => ());
         let attributes = check_record(record)?;
         let head = record
             .head

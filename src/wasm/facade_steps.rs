@@ -331,11 +331,17 @@ impl RunStoreCore {
             let outcome = self.commit_step(&step, as_call)?;
             (step, outcome)
         };
-        let change = Change::of(
-            step.request_id.as_deref(),
-            &step.operations,
-            &outcome.outcomes,
-        );
+        // A step answered from the request log committed before: its change is worked out
+        // again for the tabs that may have missed it, without its number (the feed has it).
+        let change = match outcome.change {
+            Some(change) => Some(change),
+            None if outcome.replayed => Change::of(
+                step.request_id.as_deref(),
+                &step.operations,
+                &outcome.outcomes,
+            ),
+            None => None,
+        };
         Ok(Written {
             outcomes: outcome.outcomes,
             replayed: outcome.replayed,

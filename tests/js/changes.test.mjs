@@ -1,10 +1,12 @@
-// Change notices on the page (js/changes.js): what `subscribe` refuses, and each request id
+// Change notices on the page (js/changes.js): what `subscribe` refuses, each request id
 // delivered once however often it is announced (a write sent again after a hand-off is
-// announced again, for the tabs that missed the first notice).
+// announced again, for the tabs that missed the first notice), and numbered changes delivered
+// in the feed's order, once, with what a tab did not hear read from a real store's feed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Changes } from '../../js/changes.js';
 import { RunStoreError } from '../../js/errors.js';
+import { openMemoryStore } from './node-store.mjs';
 
 const change = (requestId, areas = ['journal'], workflowIds = ['wf']) => ({ requestId, areas, workflowIds, heads: {}, revisions: [] });
 
@@ -57,4 +59,96 @@ test('each request id is delivered once; notices without one each time', () => {
   changes.subscribe(null, (c) => heard.push(c.requestId));
   for (const id of ['r1', 'r2', 'r1', null, null, 'r2', 'r3']) changes.dispatch(change(id));
   assert.deepEqual(heard, ['r1', 'r2', null, null, 'r3']);
+});
+
+/** A real store, its change feed read as a tab reads it, and what each write's notice was. */
+async function feedAndNotices(name, writes) {
+  const store = await openMemoryStore(name);
+  const notices = [];
+  for (let i = 0; i < writes; i++) {
+    store.scheduleTimer(`wf${i % 3}`, `t${i}`, i);
+    // What the store's worker announces: the feed's change, numbered.
+    notices.push(store.changesSince(i, 1).changes[0]);
+  }
+  return { store, notices };
+}
+
+const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+test('numbered changes are delivered in order and once; a gap is filled from the feed first', async () => {
+  const { store, notices } = await feedAndNotices('changes-gap', 8);
+  assert.deepEqual(notices.map((n) => n.number), [1, 2, 3, 4, 5, 6, 7, 8]);
+  let reads = 0;
+  const changes = new Changes(async (after) => {
+    reads++;
+    return store.changesSince(after);
+  });
+  const heard = [];
+  changes.subscribe(null, (c) => heard.push(c.number));
+  await settled();
+  // The subscriber starts where the feed stands: nothing from before it subscribed.
+  assert.deepEqual(heard, []);
+  store.scheduleTimer('wf', 'late', 1);
+  const [late] = store.changesSince(8).changes;
+  // Heard out of order, twice, and one notice (9 - 1 = 8 is known, so none) lost: in order, once.
+  changes.dispatch(late);
+  changes.dispatch(late);
+  await settled();
+  assert.deepEqual(heard, [9]);
+  for (let i = 0; i < 4; i++) store.scheduleTimer('wf', `more${i}`, i);
+  const more = store.changesSince(9).changes;
+  // 10 and 11 never heard; 13, then 12 again and 12: delivered 10, 11, 12, 13 once each.
+  changes.dispatch(more[3]);
+  changes.dispatch(more[2]);
+  changes.dispatch(more[2]);
+  await changes.catchUp();
+  await settled();
+  assert.deepEqual(heard, [9, 10, 11, 12, 13]);
+  const before = reads;
+  await changes.catchUp();
+  assert.equal(heard.length, 5, 'caught up: nothing again');
+  assert.equal(reads, before + 1, 'one read finds nothing new');
+  store.free();
+});
+
+test('a tab whose feed no longer reaches back gets one reset notice, then follows on', async () => {
+  const store = await openMemoryStore('changes-reset');
+  const changes = new Changes(async (after) => store.changesSince(after));
+  const heard = [];
+  changes.subscribe({ workflowIds: ['wf-only'] }, (c) => heard.push(c));
+  await settled();
+  // An import replaces the store: a reader from before it cannot be told what changed.
+  const other = await openMemoryStore('changes-reset-source');
+  other.scheduleTimer('wf-src', 't', 1);
+  store.importDatabase(other.exportDatabase());
+  store.scheduleTimer('wf-only', 't', 2);
+  const [after] = store.changesSince(2).changes;
+  changes.dispatch(after);
+  await changes.catchUp();
+  await settled();
+  // One reset, as of the newest change (whose own notice it stands for), and nothing else.
+  assert.equal(heard.length, 1, JSON.stringify(heard));
+  assert.equal(heard[0].reset, true, 'a reset reaches every filter');
+  assert.equal(heard[0].number, 3);
+  store.scheduleTimer('wf-only', 't2', 3);
+  changes.dispatch(store.changesSince(3).changes[0]);
+  assert.deepEqual(heard.map((c) => c.number), [3, 4], 'then it follows on');
+  store.free();
+  other.free();
+});
+
+test('a subscriber hears nothing of what committed before it subscribed, after a new leader either', async () => {
+  const { store, notices } = await feedAndNotices('changes-late', 3);
+  const changes = new Changes(async (after) => store.changesSince(after));
+  for (const notice of notices) changes.dispatch(notice);
+  const heard = [];
+  changes.subscribe(null, (c) => heard.push(c.number));
+  await changes.catchUp();
+  await settled();
+  assert.deepEqual(heard, []);
+  store.scheduleTimer('wf', 'next', 9);
+  // Its notice lost with a leader: the next leader's tab catches up.
+  await changes.catchUp();
+  assert.deepEqual(heard, [4]);
+  store.free();
 });

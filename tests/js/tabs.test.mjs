@@ -110,7 +110,10 @@ test('a second tab opens the store at once and gets the same answers and errors 
   await first.waitForFunction(() => window.changes.some((c) => c.workflowIds.includes('follow-wf')));
   const all = await second.evaluate(() => window.changes);
   const heard = all.filter((c) => c.workflowIds.includes('lead-wf'));
-  assert.deepEqual(heard[0], { requestId: heard[0].requestId, areas: ['journal'], workflowIds: ['lead-wf'], heads: { 'lead-wf': 2 }, revisions: [] });
+  assert.deepEqual(heard[0], { number: 1, requestId: heard[0].requestId, areas: ['journal'], workflowIds: ['lead-wf'], heads: { 'lead-wf': 2 }, revisions: [] });
+  // Numbered in the store's feed, heard in its order, each once.
+  const numbers = all.map((c) => c.number).filter((n) => n !== undefined);
+  assert.deepEqual(numbers, Array.from({ length: numbers.length }, (_, i) => i + 1));
   assert.ok(heard.some((c) => c.requestId === 'lead-step' && c.heads['lead-wf'] === 3 && c.areas.join() === 'journal,timers'));
   assert.ok(all.some((c) => c.revisions.some((r) => r.kind === 'checkpoint' && r.id === 'lead-cp' && r.revision === 0)));
   assert.ok(!heard.some((c) => c.requestId !== null && heard.filter((d) => d.requestId === c.requestId).length > 1), 'a replay announces nothing');
@@ -145,6 +148,74 @@ test('subscribe filters by area and workflow, and unsubscribes', async () => {
   assert.deepEqual(got.seen, { wf1: [1], timers: [['wf2']] });
   assert.deepEqual(got.bad, ['INVALID_INPUT', 'filter.areas']);
   await page.close();
+});
+
+/**
+ * Makes the page's tabs deaf to change notices while `window.deaf` is true (their channel drops
+ * them), as a tab is that slept, or whose leader ended between a commit and its notice.
+ */
+function deafenable(page) {
+  return page.evaluate(() => {
+    const Original = BroadcastChannel;
+    window.deaf = false;
+    window.BroadcastChannel = class extends Original {
+      set onmessage(handler) {
+        const notices = this.name.endsWith(':changes');
+        super.onmessage = notices ? (event) => window.deaf || handler(event) : handler;
+      }
+
+      get onmessage() {
+        return super.onmessage;
+      }
+    };
+  });
+}
+
+test('a tab that missed notices catches up from the store\'s feed: every change once, in order', async () => {
+  const leader = await openApp();
+  await openShared(leader, 'tabs-feed');
+  const follower = await openApp();
+  await deafenable(follower);
+  await openShared(follower, 'tabs-feed');
+  const ev = (at) => ({ type: 'custom', name: 'x', recordedAt: at });
+  const appendFrom = (page, from, to) =>
+    page.evaluate(
+      async ({ from, to, ev }) => {
+        for (let seq = from; seq < to; seq++) await window.store.append('wf', [{ ...ev, recordedAt: seq }], seq);
+      },
+      { from, to, ev: ev(0) },
+    );
+  const heard = (page) => page.evaluate(() => window.changes.map((c) => [c.number, c.heads.wf ?? null, c.reset ?? false]));
+  const waitHeard = (page, count) => page.waitForFunction((count) => window.changes.length >= count, count);
+  await appendFrom(leader, 0, 2);
+  await waitHeard(follower, 2);
+  // Deaf while three commit; the next notice shows the gap, and the feed fills it first.
+  await follower.evaluate(() => (window.deaf = true));
+  await appendFrom(leader, 2, 5);
+  await follower.evaluate(() => (window.deaf = false));
+  await appendFrom(leader, 5, 6);
+  await waitHeard(follower, 6);
+  // Deaf again while two commit, then the leader goes: the follower leads and catches up.
+  await follower.evaluate(() => (window.deaf = true));
+  await appendFrom(leader, 6, 8);
+  await leader.close();
+  await follower.waitForFunction(() => window.store.isLeader);
+  await waitHeard(follower, 8);
+  // A tab that joins now hears only what commits after it subscribed.
+  const late = await openApp();
+  await openShared(late, 'tabs-feed');
+  await follower.evaluate(() => (window.deaf = false));
+  await appendFrom(follower, 8, 9);
+  await waitHeard(late, 1);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const expected = Array.from({ length: 9 }, (_, i) => [i + 1, i + 1, false]);
+  assert.deepEqual(await heard(follower), expected);
+  assert.deepEqual(await heard(late), [[9, 9, false]]);
+  const feed = await late.evaluate(() => window.store.changesSince(6));
+  assert.deepEqual(feed.changes.map((c) => c.number), [7, 8, 9]);
+  assert.equal(feed.newest, 9);
+  await follower.close();
+  await late.close();
 });
 
 test('calls no leader answers settle with UNAVAILABLE carrying their request id', async () => {
