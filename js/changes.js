@@ -59,7 +59,8 @@ export class Changes {
   dispatch(change) {
     if (this.#subscribers.size === 0) return;
     const number = change?.number;
-    if (!Number.isSafeInteger(number)) {
+    // Without a feed to fill gaps from, notices are delivered as they come.
+    if (!Number.isSafeInteger(number) || !this.#readFeed) {
       this.#deliver(change);
       return;
     }

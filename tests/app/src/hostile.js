@@ -438,7 +438,7 @@ function validArgs(r, exported) {
         { op: 'registerNamespace', name: `ns-${r.int(9)}`, origin: 'start', now: NOW },
       ] },
     ])],
-    requestOutcome: [`req-${r.int(9)}`], purgeWorkflows: [NOW, 10], storageStats: [], vacuum: [],
+    requestOutcome: [`req-${r.int(9)}`], purgeWorkflows: [NOW, 10], changesSince: [r.int(20), 1 + r.int(100)], storageStats: [], vacuum: [],
     syncTarget: ['ns'],
     syncWorkflows: ['ns', r.pick([{ select: 'all' }, { select: 'changed', after: 0, through: 9 }, { select: 'inState', state: 'conflict' }]), { limit: 5 }],
     syncHeads: ['ns', ['wf', 'x']],
