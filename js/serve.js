@@ -242,15 +242,16 @@ export function serve(scope, env) {
   let unsent = [];
 
   /**
-   * Announces what a shared store's calls changed to every tab, once their answers left: the
-   * caller's answer does not wait for the channel (no tab's order of changes and answers is
-   * promised across two channels).
+   * Announces what a shared store's calls changed to every tab, once their answers left, in one
+   * message for all the calls of the message just answered: the caller's answer does not wait
+   * for the channel (no tab's order of changes and answers is promised across two channels;
+   * each tab delivers them in the feed's order).
    */
   function broadcastChanges() {
     if (unsent.length === 0) return;
     const changes = unsent;
     unsent = [];
-    for (const change of changes) shared?.changes.postMessage(change);
+    shared?.changes.postMessage({ changes });
   }
 
   /** Why every call fails once the store's wasm trapped (see `noteTrap`), else null. */
@@ -295,12 +296,14 @@ export function serve(scope, env) {
 
   /**
    * The answer to a call with `id` that returned `value`. The change it made goes with it to a
-   * private store's page (one message per call, not two; the page's subscribers hear of it
-   * before the call's promise settles); a shared store's goes to every tab after it.
+   * private store's page, and to a shared store's leader page while no other tab has linked to
+   * this worker (one message per call, not two; the page's subscribers hear of it before the
+   * call's promise settles); once another tab has, it goes to every tab after the answer. A
+   * tab links before it reads where the change feed stands, so none misses a change after.
    */
   function answerTo(id, value) {
     const answer = value instanceof JsonText ? { id, ok: true, json: value.text } : { id, ok: true, value };
-    if (announced && shared) unsent.push(announced);
+    if (announced && shared?.links.size > 0) unsent.push(announced);
     else if (announced) answer.change = announced;
     announced = null;
     return answer;

@@ -225,7 +225,10 @@ export class Tabs {
     this.#requests = new BroadcastChannel(`${this.#prefix}requests`);
     this.#changes = new BroadcastChannel(`${this.#prefix}changes`);
     this.#control.onmessage = (event) => this.#onControl(event.data ?? {});
-    this.#changes.onmessage = (event) => this.#onChange(event.data);
+    this.#changes.onmessage = (event) => {
+      const changes = event.data?.changes;
+      if (Array.isArray(changes)) for (const change of changes) this.#onChange(change);
+    };
     this.#env.addEventListener('pagehide', this.#onPageHide);
     this.#env.addEventListener('pageshow', this.#onPageShow);
     const joined = new Promise((resolve, reject) => {
@@ -450,6 +453,8 @@ export class Tabs {
       else waiter?.reject(toRunStoreError(message.error));
       return;
     }
+    // The leader's own worker answers with the change while no other tab has linked to it.
+    if (message.change) this.#onChange(message.change);
     const entry = this.#pending.get(message.id);
     if (!entry) return;
     this.#pending.delete(message.id);
