@@ -153,7 +153,7 @@ export class Changes {
 }
 
 /** What subscribers hear when the feed cannot tell what they missed: everything may have changed. */
-function resetNotice(newest) {
+export function resetNotice(newest) {
   return { reset: true, number: newest, requestId: null, areas: [...AREAS], workflowIds: [], heads: {}, revisions: [] };
 }
 

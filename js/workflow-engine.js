@@ -328,17 +328,24 @@ export class WorkflowEngine {
       if (!this.#running) return;
       if (row.namespace === INBOX.namespace && row.taskQueue === INBOX.taskQueue) this.#route(row);
     }
+    await this.#rescan();
+    if (!this.#running) return;
+    // A tab catches up on the notices it missed, but a catch-up read that fails in a hand-off
+    // waits for the next notice or leader: the inbox is read now and then too. (On
+    // runstore/core this process's engines read the feed after each of their commits.)
+    if (typeof this.#store.subscribe === 'function') {
+      this.#poll = setInterval(() => this.#readInbox(), INBOX_POLL_MS);
+      this.#poll.unref?.(); // in Node, the poll alone keeps no process running
+    }
+  }
+
+  /** Adopts every active workflow and reads the inbox. */
+  async #rescan() {
     for await (const workflowId of pages((page) => this.#store.listActive(page))) {
       if (!this.#running) return;
       this.adopt(workflowId);
     }
     this.#readInbox();
-    // Notices from other tabs may be lost with a leader: the inbox is read now and then too.
-    // (On runstore/core every write comes through this process's engine, which reads it at once.)
-    if (typeof this.#store.subscribe === 'function') {
-      this.#poll = setInterval(() => this.#readInbox(), INBOX_POLL_MS);
-      this.#poll.unref?.(); // in Node, the poll alone keeps no process running
-    }
   }
 
   async #pause() {
@@ -516,10 +523,10 @@ export class WorkflowEngine {
 
   // ----- the store -----
 
-  /** Commits `step`; on a store without change notices (runstore/core) tells this process's engines what changed. */
+  /** Commits `step`; on a store without change notices (runstore/core) tells this process's engines what changed, from the store's feed. */
   async write(step) {
     const outcome = await this.#store.commit(step);
-    this.#notices.committed(step);
+    this.#notices.committed();
     // A message for a run (a child's end, a cancellation) goes to the run at once if it runs here.
     if (step.operations.some((op) => op.op === 'insertOutbox')) this.#readInbox();
     return outcome;
@@ -540,6 +547,11 @@ export class WorkflowEngine {
 
   #heard(change) {
     if (!this.#running) return;
+    if (change.reset) {
+      // The feed could not say what changed (an import replaced the store): look at all of it.
+      this.#rescan().catch((error) => this.report(error));
+      return;
+    }
     if (change.areas.includes('journal')) {
       for (const workflowId of change.workflowIds) {
         if (this.#elsewhere.has(workflowId)) this.#show(workflowId);
@@ -563,7 +575,7 @@ export class WorkflowEngine {
       if (running) stop = running.onSettled(resolve);
       else {
         stop = this.#notices.listen((change) => {
-          if (change.workflowIds.includes(workflowId)) resolve();
+          if (change.reset || change.workflowIds.includes(workflowId)) resolve();
         });
       }
       signal?.addEventListener('abort', () => reject(signal.reason), { once: true });

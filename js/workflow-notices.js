@@ -1,8 +1,15 @@
 // What the engines of a store hear of its commits. A RunStore tells its subscribers of every
-// commit, from any tab; a RunStoreCore tells nobody, so there the engines of the process tell
-// each other of the commits they make themselves (one listener list per store).
+// commit, from any tab, each once and in order (js/changes.js); a RunStoreCore tells nobody, so
+// there the engines of the process read its change feed after each commit they make: they hear
+// of that commit exactly as the store numbered it, and of whatever else committed before it
+// (one reader per store).
+
+import { resetNotice } from './changes.js';
 
 const byStore = new WeakMap();
+
+/** A number past every change: the feed answers it with its newest number. */
+const PAST_EVERY_CHANGE = Number.MAX_SAFE_INTEGER;
 
 /** The change notices of `store`, shared by every engine on it. */
 export function noticesOf(store) {
@@ -16,12 +23,18 @@ export function noticesOf(store) {
 
 class Notices {
   #listeners = new Set();
-  /** Whether this process must tell of its own commits (the store has no `subscribe`). */
-  #tellOwn;
+  /** The store whose feed this process reads (a RunStoreCore), or null when the store tells. */
+  #feed = null;
+  /** The number of the newest change told from the feed. */
+  #seen = 0;
 
   constructor(store) {
-    this.#tellOwn = typeof store.subscribe !== 'function';
-    if (!this.#tellOwn) store.subscribe(null, (change) => this.#tell(change));
+    if (typeof store.subscribe === 'function') {
+      store.subscribe(null, (change) => this.#tell(change));
+    } else {
+      this.#feed = store;
+      this.#seen = store.changesSince(PAST_EVERY_CHANGE).newest;
+    }
   }
 
   /** Calls `listener(change)` on each notice; returns the function that stops it. */
@@ -30,39 +43,25 @@ class Notices {
     return () => this.#listeners.delete(listener);
   }
 
-  /** A step this process committed: told here when the store does not tell of it. */
-  committed(step) {
-    if (this.#tellOwn) this.#tell(changeOf(step));
+  /** A step this process committed: on a store that does not tell, its change (and any before it) is read from the feed. */
+  committed() {
+    if (!this.#feed) return;
+    for (;;) {
+      const { changes, reset, newest } = this.#feed.changesSince(this.#seen);
+      if (reset) {
+        this.#seen = newest;
+        this.#tell(resetNotice(newest));
+        return;
+      }
+      for (const change of changes) {
+        this.#seen = change.number;
+        this.#tell(change);
+      }
+      if (changes.length === 0 || this.#seen >= newest) return;
+    }
   }
 
   #tell(change) {
     for (const listener of [...this.#listeners]) listener(change);
   }
-}
-
-const AREA_OF = {
-  append: 'journal',
-  insertOutbox: 'outbox',
-  completeOutbox: 'outbox',
-  failOutbox: 'outbox',
-  retryOutbox: 'outbox',
-  claimOutbox: 'outbox',
-  scheduleTimer: 'timers',
-  cancelTimer: 'timers',
-  upsertVisibility: 'visibility',
-  compareAndSwapEffect: 'effects',
-  compareAndSwapCheckpoint: 'checkpoints',
-};
-
-/** A change notice of the parts the engine reads (areas, workflows) for a step it committed. */
-function changeOf(step) {
-  const areas = new Set();
-  const workflowIds = new Set();
-  for (const operation of step.operations) {
-    if (AREA_OF[operation.op]) areas.add(AREA_OF[operation.op]);
-    if (operation.workflowId) workflowIds.add(operation.workflowId);
-    if (operation.record?.workflowId) workflowIds.add(operation.record.workflowId);
-    for (const row of operation.rows ?? []) workflowIds.add(row.workflowId);
-  }
-  return { requestId: step.requestId ?? null, areas: [...areas], workflowIds: [...workflowIds], heads: {}, revisions: [] };
 }

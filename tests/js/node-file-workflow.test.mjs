@@ -44,7 +44,8 @@ test('workflows on a store in a file complete across processes killed mid-run, e
     for (let runner = 0; done.size < IDS.length; runner++) {
       assert.ok(runner < MAX_KILLS + 3, `runs not done after ${runner} runners: ${[...done.keys()]}`);
       const { child, exited } = startRunner(service.url, `runner-${runner}`, done);
-      const killAfter = kills < MAX_KILLS ? 300 + Math.random() * 900 : Infinity;
+      // Past the kills, a runner runs to its end (a timer of Infinity would fire at once).
+      const killAfter = kills < MAX_KILLS ? 300 + Math.random() * 900 : 120_000;
       const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('kill'), killAfter))]);
       if (ended === 'kill') {
         killed.set(`runner-${runner}`, Date.now());
