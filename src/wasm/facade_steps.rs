@@ -295,6 +295,18 @@ impl RunStoreCore {
         let request_id: String = input("requestId", request_id)?;
         self.call(|s| s.request_outcome(&request_id))
     }
+
+    /// The changes committed after change number `after` (0: from the first), oldest first, at most `limit` (default 1000, at most 10000): `{ changes, reset, newest }`. `reset` (with no changes) when the feed cannot tell what came after `after` (it keeps the newest 10,000 changes, an import replaced the store since, or `after` is from another store): read afresh, then follow from `newest`.
+    #[wasm_bindgen(js_name = changesSince, unchecked_return_type = "ChangesSince")]
+    pub fn changes_since(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] after: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] limit: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let after: u64 = input("after", after)?;
+        let limit: Option<u32> = input("limit", limit)?;
+        self.call(|s| s.changes_since(after, limit.unwrap_or(DEFAULT_PAGE_LIMIT)))
+    }
 }
 
 impl RunStoreCore {
