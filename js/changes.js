@@ -18,6 +18,13 @@ const REMEMBERED = 10_000;
 /** A number past every change: the feed answers it with its newest number. */
 const PAST_EVERY_CHANGE = Number.MAX_SAFE_INTEGER;
 
+/** The most reads of the feed one catch-up makes (each reads up to 1,000 changes). */
+const MAX_READS = 20;
+
+/** After a failed read (a leader changing), the next try comes this much later, at most this often in a row. */
+const RETRY_MS = 500;
+const MAX_FAILED_READS = 10;
+
 export class Changes {
   #subscribers = new Set();
   /** The request ids of the changes delivered lately, oldest first. */
@@ -28,6 +35,8 @@ export class Changes {
   #waiting = [];
   /** The catch-up running now, or null. */
   #catchingUp = null;
+  /** Catch-ups in a row whose read of the feed failed. */
+  #failedReads = 0;
   /** Reads the store's feed after a number: `(after) => Promise<ChangesSince>`; null: no catching up. */
   #readFeed;
 
@@ -95,26 +104,41 @@ export class Changes {
         const { newest } = await this.#readFeed(PAST_EVERY_CHANGE);
         // Notices heard meanwhile are newer than where the feed stood.
         this.#delivered = Math.min(newest, ...this.#waiting.map((change) => change.number - 1));
+        // Where the feed stands is all a first subscriber needs when nothing waits.
         if (this.#waiting.length === 0) return;
       }
-      for (;;) {
+      // A notice behind a gap was committed, so the feed has what comes before it (or says
+      // reset); a read made before those commits finds them on a later one.
+      for (let reads = 0; reads < MAX_READS; reads++) {
         const page = await this.#readFeed(this.#delivered);
         if (page.reset) {
           this.#delivered = page.newest;
           this.#deliver(resetNotice(page.newest));
         }
         for (const change of page.changes) this.#deliverNext(change);
-        if (page.reset || page.changes.length === 0 || this.#delivered >= page.newest) break;
+        this.#deliverWaiting();
+        const more = !page.reset && page.changes.length > 0 && this.#delivered < page.newest;
+        if (!more && this.#waiting.length === 0) break;
       }
+      this.#failedReads = 0;
     } catch {
-      // The store is closing, or its leader changed: the next notice or leader tries again.
-      return;
+      // The store's leader is changing (or the store is closing): try again a little later,
+      // for a notice may have been lost in the change.
+      if (++this.#failedReads <= MAX_FAILED_READS) setTimeout(() => void this.catchUp(), RETRY_MS).unref?.();
     }
+    // Without a read, the first notice heard since subscribing is where this tab starts.
+    if (this.#delivered === null && this.#waiting.length > 0) {
+      this.#delivered = Math.min(...this.#waiting.map((change) => change.number)) - 1;
+    }
+    // What waits right after what was delivered goes now, read or not.
+    this.#deliverWaiting();
+  }
+
+  /** Delivers the waiting notices that come next, in order; keeps those behind a gap. */
+  #deliverWaiting() {
     const waiting = this.#waiting.sort((a, b) => a.number - b.number);
     this.#waiting = [];
     for (const change of waiting) this.#deliverNext(change);
-    // Committed after the feed was read, and a notice of them lost too: read on.
-    if (this.#waiting.length > 0) await this.#fill();
   }
 
   /** Delivers `change` if it is the next one; keeps it for later if it comes after a gap. */

@@ -296,14 +296,12 @@ export function serve(scope, env) {
 
   /**
    * The answer to a call with `id` that returned `value`. The change it made goes with it to a
-   * private store's page, and to a shared store's leader page while no other tab has linked to
-   * this worker (one message per call, not two; the page's subscribers hear of it before the
-   * call's promise settles); once another tab has, it goes to every tab after the answer. A
-   * tab links before it reads where the change feed stands, so none misses a change after.
+   * private store's page (one message per call, not two; the page's subscribers hear of it
+   * before the call's promise settles); a shared store's goes to every tab after it.
    */
   function answerTo(id, value) {
     const answer = value instanceof JsonText ? { id, ok: true, json: value.text } : { id, ok: true, value };
-    if (announced && shared?.links.size > 0) unsent.push(announced);
+    if (announced && shared) unsent.push(announced);
     else if (announced) answer.change = announced;
     announced = null;
     return answer;

@@ -453,8 +453,6 @@ export class Tabs {
       else waiter?.reject(toRunStoreError(message.error));
       return;
     }
-    // The leader's own worker answers with the change while no other tab has linked to it.
-    if (message.change) this.#onChange(message.change);
     const entry = this.#pending.get(message.id);
     if (!entry) return;
     this.#pending.delete(message.id);

@@ -385,14 +385,14 @@ export class Origin {
 export async function openClient(page, name, { timeoutMs = 3_000 } = {}) {
   // As RunStore does: a gap in the notices is filled from the store's feed, through the tabs.
   const changes = new Changes((after) => tabs.call(capture('changesSince', [after], null)));
-  const heard = [];
-  changes.subscribe(null, (change) => heard.push(change));
   const tabs = new Tabs(name, { persistence: 'opfs' }, {
     timeoutMs,
     onChange: (change) => changes.dispatch(change),
     onMaybeMissed: () => void changes.catchUp(),
     env: page.env,
   });
+  const heard = [];
+  changes.subscribe(null, (change) => heard.push(change));
   try {
     await tabs.join();
   } catch (error) {
