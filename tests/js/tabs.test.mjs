@@ -218,6 +218,39 @@ test('a tab that missed notices catches up from the store\'s feed: every change 
   await late.close();
 });
 
+test('a tab asleep past the feed\'s window hears one reset notice, then follows on', async () => {
+  const leader = await openApp();
+  await openShared(leader, 'tabs-feed-window');
+  const sleeper = await openApp();
+  await deafenable(sleeper);
+  await openShared(sleeper, 'tabs-feed-window');
+  await sleeper.evaluate(() => (window.deaf = true));
+  // More commits than the feed keeps (10,000, pruned every 1,024), many calls to a message.
+  const newest = await leader.evaluate(async () => {
+    for (let i = 0; i < 11_300; i += 500) {
+      const calls = [];
+      for (let j = i; j < i + 500; j++) calls.push(window.store.scheduleTimer('wf', `t${j % 7}`, j));
+      await Promise.all(calls);
+    }
+    return (await window.store.changesSince(0, 1)).newest;
+  });
+  assert.ok(newest >= 11_300, `newest ${newest}`);
+  await sleeper.evaluate(() => (window.deaf = false));
+  // The next notice shows a gap the feed no longer reaches back over: one reset, as of it.
+  await leader.evaluate(() => window.store.scheduleTimer('wf-after', 't', 1));
+  await sleeper.waitForFunction(() => window.changes.length >= 1);
+  await leader.evaluate(() => window.store.scheduleTimer('wf-later', 't', 1));
+  await sleeper.waitForFunction(() => window.changes.length >= 2);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const heard = await sleeper.evaluate(() => window.changes.map((c) => [c.number, c.reset ?? false, c.workflowIds]));
+  assert.deepEqual(heard, [
+    [newest + 1, true, []],
+    [newest + 2, false, ['wf-later']],
+  ]);
+  await leader.close();
+  await sleeper.close();
+});
+
 test('calls no leader answers settle with UNAVAILABLE carrying their request id', async () => {
   const holder = await openApp();
   const caller = await openApp();
