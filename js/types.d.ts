@@ -592,6 +592,8 @@ export type Area =
 export interface Change {
   /** Its number in the store's change feed: one more than the change committed before it. Absent in a notice of a write answered again from the request log, or of an import. */
   number?: number;
+  /** True in the one notice a tab's subscribers get when the feed cannot say what the tab missed (it slept past the newest 10,000 changes, or an import replaced the store): read afresh. It matches every filter, names every area and no workflows, and carries the newest number. */
+  reset?: true;
   /** The commit's request id (every write of a shared store has one; null for a private store's writes without one). */
   requestId: string | null;
   /** The areas written. */
