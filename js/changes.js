@@ -29,14 +29,22 @@ export class Changes {
   #subscribers = new Set();
   /** The request ids of the changes delivered lately, oldest first. */
   #heard = new Set();
-  /** The number of the newest change delivered (or passed over with no one subscribed); null until known. */
+  /** The number of the newest change delivered; null until the first is heard or read. */
   #delivered = null;
+  /**
+   * Where the feed stood when the first subscriber subscribed (read then), or null while that
+   * read runs: a notice heard since that is not above it may be of a commit made after
+   * subscribing (notices and answers travel on different channels), so it is delivered.
+   */
+  #floor = null;
   /** Numbered changes heard after a gap, delivered once the gap is filled from the feed. */
   #waiting = [];
   /** The catch-up running now, or null. */
   #catchingUp = null;
   /** Catch-ups in a row whose read of the feed failed. */
   #failedReads = 0;
+  /** Whether a tab may have missed a notice while a catch-up ran: read again after it. */
+  #again = false;
   /** Reads the store's feed after a number: `(after) => Promise<ChangesSince>`; null: no catching up. */
   #readFeed;
 
@@ -54,8 +62,9 @@ export class Changes {
     this.#subscribers.add(entry);
     if (first) {
       // The first subscriber learns where the feed stands now: a notice lost from here on is
-      // caught up, and nothing from before is.
+      // caught up from there.
       this.#delivered = null;
+      this.#floor = null;
       this.#waiting = [];
       void this.catchUp();
     }
@@ -75,10 +84,15 @@ export class Changes {
     }
     const delivered = this.#delivered;
     if (delivered !== null && number <= delivered) return;
-    const next = delivered === null || number === delivered + 1;
-    if (next && !this.#catchingUp) {
+    // The first notice since the floor was read: where this tab starts, unless it shows a gap
+    // above the floor. While that read runs, notices wait for it.
+    const first = delivered === null && this.#floor !== null && number <= this.#floor + 1;
+    // The next one goes at once, also while a catch-up reads (which skips what was delivered),
+    // and with it what waited right behind it.
+    if (first || number === delivered + 1) {
       this.#delivered = number;
       this.#deliver(change);
+      this.#deliverWaiting();
       return;
     }
     this.#waiting.push(change);
@@ -92,21 +106,33 @@ export class Changes {
    */
   catchUp() {
     if (!this.#readFeed || this.#subscribers.size === 0) return Promise.resolve();
-    this.#catchingUp ??= this.#fill().finally(() => {
+    if (this.#catchingUp) {
+      // A trigger during a catch-up that began before it reads once more after it.
+      this.#again = true;
+      return this.#catchingUp;
+    }
+    this.#catchingUp = this.#fill().finally(() => {
       this.#catchingUp = null;
+      if (this.#again) {
+        this.#again = false;
+        void this.catchUp();
+      }
     });
     return this.#catchingUp;
   }
 
   async #fill() {
     try {
-      if (this.#delivered === null) {
-        const { newest } = await this.#readFeed(PAST_EVERY_CHANGE);
-        // Notices heard meanwhile are newer than where the feed stood.
-        this.#delivered = Math.min(newest, ...this.#waiting.map((change) => change.number - 1));
-        // Where the feed stands is all a first subscriber needs when nothing waits.
-        if (this.#waiting.length === 0) return;
+      if (this.#floor === null) this.#floor = (await this.#readFeed(PAST_EVERY_CHANGE)).newest;
+      // Until a notice comes, the floor is all a tab knows: the next notice is where it starts
+      // (a tab catches up on what it missed after the first notice it heard).
+      if (this.#delivered === null && this.#waiting.length === 0) {
+        this.#failedReads = 0;
+        return;
       }
+      // Notices heard since subscribing are delivered from the first of them; without any,
+      // what came after the floor is read.
+      this.#delivered ??= Math.min(this.#floor, ...this.#waiting.map((change) => change.number - 1));
       // A notice behind a gap was committed, so the feed has what comes before it (or says
       // reset); a read made before those commits finds them on a later one.
       for (let reads = 0; reads < MAX_READS; reads++) {
@@ -123,8 +149,10 @@ export class Changes {
       this.#failedReads = 0;
     } catch {
       // The store's leader is changing (or the store is closing): try again a little later,
-      // for a notice may have been lost in the change.
+      // for a notice may have been lost in the change. When no try reaches a leader, what was
+      // heard is delivered past its gap rather than never.
       if (++this.#failedReads <= MAX_FAILED_READS) setTimeout(() => void this.catchUp(), RETRY_MS).unref?.();
+      else this.#delivered = null;
     }
     // Without a read, the first notice heard since subscribing is where this tab starts.
     if (this.#delivered === null && this.#waiting.length > 0) {

@@ -307,7 +307,13 @@ async function runInterleaving(seed) {
   const owned = [...calls, ...deletes].filter((c) => c.client.page.context.alive);
   await Promise.race([Promise.all(owned.map((c) => c.promise)), sleep(15_000)]);
   const pending = owned.filter((c) => c.settled === null).map((c) => c.id ?? c.artifactId);
-  // Let the last notices arrive, then end everything.
+  // Let the last notices arrive (a tab that heard one behind a gap reads the feed first, which
+  // waits for a leader), then end everything.
+  const unheard = () =>
+    calls.some((call) => call.settled?.value === 1 && clients.some((client) =>
+      client.page.context.alive && !client.closing && client.openedAt <= calls.indexOf(call) &&
+      !client.heard.some((h) => h.requestId === call.id)));
+  await until(async () => !unheard(), 10_000, 'every notice heard').catch(() => {});
   await sleep(100);
   const problems = [];
   for (const { artifactId, settled } of deletes) {
