@@ -15,8 +15,15 @@ const knownAreas = new Set(AREAS);
 /** Request ids remembered, as many as the store's request log keeps (MAX_KEPT_REQUESTS). */
 const REMEMBERED = 10_000;
 
+/**
+ * The most changes a leader's worker holds before announcing them (serve.js): a tab whose
+ * first read of the feed may have been answered by a leader that took over from one that
+ * ended (the read was under way when a leader changed) reads this many back from it.
+ */
+export const MAX_UNANNOUNCED = 32;
+
 /** A number past every change: the feed answers it with its newest number. */
-const PAST_EVERY_CHANGE = Number.MAX_SAFE_INTEGER;
+export const PAST_EVERY_CHANGE = Number.MAX_SAFE_INTEGER;
 
 /** The most reads of the feed one catch-up makes (each reads up to 1,000 changes). */
 const MAX_READS = 20;
@@ -32,9 +39,10 @@ export class Changes {
   /** The number of the newest change delivered; null until the first is heard or read. */
   #delivered = null;
   /**
-   * Where the feed stood when the first subscriber subscribed (read then), or null while that
-   * read runs: a notice heard since that is not above it may be of a commit made after
-   * subscribing (notices and answers travel on different channels), so it is delivered.
+   * The feed's newest number as read when the first subscriber subscribed, or null while that
+   * read runs. The first notice heard at or below floor + 1 is where delivery starts: it may be
+   * of a commit made after subscribing but before the read (notices and answers travel on
+   * different channels).
    */
   #floor = null;
   /** Numbered changes heard after a gap, delivered once the gap is filled from the feed. */
@@ -45,6 +53,8 @@ export class Changes {
   #failedReads = 0;
   /** Whether a tab may have missed a notice while a catch-up ran: read again after it. */
   #again = false;
+  /** Whether the tab may have missed notices (`catchUp`) since the floor was read. */
+  #missed = false;
   /** Reads the store's feed after a number: `(after) => Promise<ChangesSince>`; null: no catching up. */
   #readFeed;
 
@@ -66,7 +76,8 @@ export class Changes {
       this.#delivered = null;
       this.#floor = null;
       this.#waiting = [];
-      void this.catchUp();
+      this.#missed = false;
+      void this.#start();
     }
     return () => {
       this.#subscribers.delete(entry);
@@ -96,15 +107,22 @@ export class Changes {
       return;
     }
     this.#waiting.push(change);
-    void this.catchUp();
+    void this.#start();
   }
 
   /**
-   * Reads from the store's feed what was committed after the newest change delivered and
-   * delivers it (called on a gap, and when the tab may have missed notices: a new leader, a
-   * wake). Resolves once caught up; a failed read leaves it to the next call.
+   * Reads from the store's feed what was committed after the newest change delivered (or,
+   * before any notice came, after the floor) and delivers it: for when the tab may have
+   * missed notices (a new leader, a wake). Resolves once caught up; a failed read leaves it
+   * to the next call.
    */
   catchUp() {
+    this.#missed = true;
+    return this.#start();
+  }
+
+  /** Starts a catch-up, or has the one running read once more after it. */
+  #start() {
     if (!this.#readFeed || this.#subscribers.size === 0) return Promise.resolve();
     if (this.#catchingUp) {
       // A trigger during a catch-up that began before it reads once more after it.
@@ -115,7 +133,7 @@ export class Changes {
       this.#catchingUp = null;
       if (this.#again) {
         this.#again = false;
-        void this.catchUp();
+        void this.#start();
       }
     });
     return this.#catchingUp;
@@ -123,13 +141,20 @@ export class Changes {
 
   async #fill() {
     try {
-      if (this.#floor === null) this.#floor = (await this.#readFeed(PAST_EVERY_CHANGE)).newest;
-      // Until a notice comes, the floor is all a tab knows: the next notice is where it starts
-      // (a tab catches up on what it missed after the first notice it heard).
-      if (this.#delivered === null && this.#waiting.length === 0) {
+      if (this.#floor === null) {
+        const { newest } = await this.#readFeed(PAST_EVERY_CHANGE);
+        // The read may have been answered by a leader that took over from one that ended
+        // holding changes it had not announced, made after this subscription maybe.
+        this.#floor = this.#missed ? Math.max(0, newest - MAX_UNANNOUNCED) : newest;
+      }
+      // Until a notice comes, the floor is all a tab knows: the next notice is where it starts,
+      // unless notices may have been missed (a leader that ended before announcing a commit):
+      // then what came after the floor is read.
+      if (this.#delivered === null && this.#waiting.length === 0 && !this.#missed) {
         this.#failedReads = 0;
         return;
       }
+      this.#missed = false;
       // Notices heard since subscribing are delivered from the first of them; without any,
       // what came after the floor is read.
       this.#delivered ??= Math.min(this.#floor, ...this.#waiting.map((change) => change.number - 1));
@@ -151,7 +176,7 @@ export class Changes {
       // The store's leader is changing (or the store is closing): try again a little later,
       // for a notice may have been lost in the change. When no try reaches a leader, what was
       // heard is delivered past its gap rather than never.
-      if (++this.#failedReads <= MAX_FAILED_READS) setTimeout(() => void this.catchUp(), RETRY_MS).unref?.();
+      if (++this.#failedReads <= MAX_FAILED_READS) setTimeout(() => void this.#start(), RETRY_MS).unref?.();
       else this.#delivered = null;
     }
     // Without a read, the first notice heard since subscribing is where this tab starts.

@@ -4,12 +4,9 @@
 // of that commit exactly as the store numbered it, and of whatever else committed before it
 // (one reader per store).
 
-import { resetNotice } from './changes.js';
+import { PAST_EVERY_CHANGE, resetNotice } from './changes.js';
 
 const byStore = new WeakMap();
-
-/** A number past every change: the feed answers it with its newest number. */
-const PAST_EVERY_CHANGE = Number.MAX_SAFE_INTEGER;
 
 /** The change notices of `store`, shared by every engine on it. */
 export function noticesOf(store) {

@@ -4,7 +4,7 @@
 // in the feed's order, once, with what a tab did not hear read from a real store's feed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Changes } from '../../js/changes.js';
+import { Changes, MAX_UNANNOUNCED } from '../../js/changes.js';
 import { RunStoreError } from '../../js/errors.js';
 import { openMemoryStore } from './node-store.mjs';
 
@@ -111,6 +111,39 @@ test('numbered changes are delivered in order and once; a gap is filled from the
   store.free();
 });
 
+test('a subscriber that has heard no notice yet reads what came after its floor when it may have missed some', async () => {
+  const { store } = await feedAndNotices('changes-missed-first', 3);
+  const changes = new Changes(async (after) => store.changesSince(after));
+  const heard = [];
+  changes.subscribe(null, (c) => heard.push(c.number));
+  await settled();
+  // Committed, and its notice lost with the leader that made it: the next leader's tab reads it.
+  store.scheduleTimer('wf', 'unheard', 9);
+  await changes.catchUp();
+  assert.deepEqual(heard, [4]);
+  store.free();
+});
+
+test('a subscriber whose first read of the feed spanned a change of leader reads back what a leader may not have announced', async () => {
+  const { store } = await feedAndNotices('changes-straddle', MAX_UNANNOUNCED + 5);
+  let answer;
+  const changes = new Changes(async (after) => {
+    // The first read waits until the test lets it go: a new leader is heard of meanwhile.
+    if (after === Number.MAX_SAFE_INTEGER) await new Promise((resolve) => (answer = resolve));
+    return store.changesSince(after);
+  });
+  const heard = [];
+  changes.subscribe(null, (c) => heard.push(c.number));
+  await settled();
+  const caughtUp = changes.catchUp();
+  answer();
+  await caughtUp;
+  await settled();
+  const newest = MAX_UNANNOUNCED + 5;
+  assert.deepEqual(heard, Array.from({ length: MAX_UNANNOUNCED }, (_, i) => newest - MAX_UNANNOUNCED + 1 + i));
+  store.free();
+});
+
 test('a tab whose feed no longer reaches back gets one reset notice, then follows on', async () => {
   const store = await openMemoryStore('changes-reset');
   const changes = new Changes(async (after) => store.changesSince(after));
@@ -143,8 +176,8 @@ test('a subscriber hears nothing of what committed before it subscribed; after i
   for (const notice of notices) changes.dispatch(notice);
   const heard = [];
   changes.subscribe(null, (c) => heard.push(c.number));
-  await changes.catchUp();
   await settled();
+  await changes.catchUp();
   assert.deepEqual(heard, []);
   store.scheduleTimer('wf', 'next', 9);
   changes.dispatch(store.changesSince(3).changes[0]);

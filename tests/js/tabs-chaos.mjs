@@ -338,6 +338,12 @@ async function findLeader(pages) {
 }
 
 /**
+ * How long after a write's answer every tab hears of it: its leader announces the changes of
+ * 10 ms at once (js/serve.js), and a page that goes away within that time does not hear them.
+ */
+const ANNOUNCED_WITHIN_MS = 100;
+
+/**
  * Every acknowledged write stored exactly once with its call-time data, every stored write
  * once, steps whole, deletes and purges answered what they did, every acknowledged write
  * announced once to every listener that lived through it.
@@ -401,7 +407,7 @@ function check(seen, stored, ended) {
     const artifactNotices = heard.filter((h) => h.areas.includes('artifacts')).length;
     let artifactWrites = 0;
     for (const { id, kind, calledAt, at, detail } of seen.acked) {
-      if (calledAt < from || at > Math.min(until, ended - 1_000)) continue;
+      if (calledAt < from || at > Math.min(until - ANNOUNCED_WITHIN_MS, ended - 1_000)) continue;
       if (kind === 'put' || kind === 'delete') artifactWrites++;
       else if (kind === 'one' && !heads.has(detail)) problem('unannounced', `${listener} did not hear append ${id} (${detail})`);
       else if (kind === 'step' && !ids.has(id)) problem('unannounced', `${listener} did not hear step ${id}`);

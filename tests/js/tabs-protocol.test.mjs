@@ -300,6 +300,7 @@ async function runInterleaving(seed) {
       if (leader) (r.next() < 0.5 ? leader.page.context.children.values().next().value : leader.page.context)?.end();
     } else if (choice < 0.93) {
       client.page.hide();
+      client.hidden = true;
     }
     await sleep(r.int(6));
   }
@@ -307,6 +308,10 @@ async function runInterleaving(seed) {
   const owned = [...calls, ...deletes].filter((c) => c.client.page.context.alive);
   await Promise.race([Promise.all(owned.map((c) => c.promise)), sleep(15_000)]);
   const pending = owned.filter((c) => c.settled === null).map((c) => c.id ?? c.artifactId);
+  // A leader ended holding changes it had not announced yet: its tabs read them from the feed
+  // once the next leader serves. A page that hid gives up leading (it may not come back): if
+  // every page still open hid, a new one opens, as a user's next visit would.
+  if (!clients.some((c) => c.page.context.alive && !c.closing && !c.hidden)) await open();
   // Let the last notices arrive (a tab that heard one behind a gap reads the feed first, which
   // waits for a leader), then end everything.
   const unheard = () =>
