@@ -171,6 +171,30 @@ function deafenable(page) {
   });
 }
 
+test("a leader tab's subscribers hear of its writes with their answers, before the calls settle; other tabs within moments", async () => {
+  const leader = await openApp();
+  await deafenable(leader);
+  await openShared(leader, 'tabs-own-notices');
+  const follower = await openApp();
+  await openShared(follower, 'tabs-own-notices');
+  // Deaf to the channel every tab hears: what the leader's page hears comes with its answers.
+  const atAnswers = await leader.evaluate(async () => {
+    window.deaf = true;
+    const counts = [];
+    for (let seq = 0; seq < 3; seq++) {
+      await window.store.append('own', [{ type: 'custom', name: 'x', recordedAt: seq }], seq);
+      counts.push(window.changes.map((c) => c.heads.own));
+    }
+    return counts;
+  });
+  assert.deepEqual(atAnswers, [[1], [1, 2], [1, 2, 3]]);
+  // The other tab hears the same changes, gathered into fewer messages.
+  await follower.waitForFunction(() => window.changes.length >= 3);
+  assert.deepEqual(await follower.evaluate(() => window.changes.map((c) => c.heads.own)), [1, 2, 3]);
+  await follower.close();
+  await leader.close();
+});
+
 test('a tab that missed notices catches up from the store\'s feed: every change once, in order', async () => {
   const leader = await openApp();
   await openShared(leader, 'tabs-feed');
