@@ -16,9 +16,10 @@ const knownAreas = new Set(AREAS);
 const REMEMBERED = 10_000;
 
 /**
- * The most changes a leader's worker holds before announcing them (serve.js): a tab whose
- * first read of the feed may have been answered by a leader that took over from one that
- * ended (the read was under way when a leader changed) reads this many back from it.
+ * A leader's worker announces the changes it holds once it holds this many (serve.js), so a
+ * leader that ended left at most this many minus one unannounced: a tab whose first read of
+ * the feed was under way while a leader changed reads back this many from where the new
+ * leader began.
  */
 export const MAX_UNANNOUNCED = 32;
 
@@ -39,10 +40,11 @@ export class Changes {
   /** The number of the newest change delivered; null until the first is heard or read. */
   #delivered = null;
   /**
-   * The feed's newest number as read when the first subscriber subscribed, or null while that
-   * read runs. The first notice heard at or below floor + 1 is where delivery starts: it may be
-   * of a commit made after subscribing but before the read (notices and answers travel on
-   * different channels).
+   * The feed's newest number as read when the first subscriber subscribed (lowered by
+   * MAX_UNANNOUNCED from where a new leader began, when a leader changed during that read),
+   * or null while that read runs. The first notice heard at or below floor + 1 is where
+   * delivery starts: it may be of a commit made after subscribing but before the read
+   * (notices and answers travel on different channels).
    */
   #floor = null;
   /** Numbered changes heard after a gap, delivered once the gap is filled from the feed. */
@@ -55,6 +57,8 @@ export class Changes {
   #again = false;
   /** Whether the tab may have missed notices (`catchUp`) since the floor was read. */
   #missed = false;
+  /** The lowest number a new leader said the feed stood at as it began, while the floor was read; null if none said. */
+  #missedAt = null;
   /** Reads the store's feed after a number: `(after) => Promise<ChangesSince>`; null: no catching up. */
   #readFeed;
 
@@ -77,6 +81,7 @@ export class Changes {
       this.#floor = null;
       this.#waiting = [];
       this.#missed = false;
+      this.#missedAt = null;
       void this.#start();
     }
     return () => {
@@ -116,8 +121,9 @@ export class Changes {
    * missed notices (a new leader, a wake). Resolves once caught up; a failed read leaves it
    * to the next call.
    */
-  catchUp() {
+  catchUp(feedAt) {
     this.#missed = true;
+    if (Number.isSafeInteger(feedAt) && this.#floor === null) this.#missedAt = Math.min(this.#missedAt ?? feedAt, feedAt);
     return this.#start();
   }
 
@@ -144,8 +150,18 @@ export class Changes {
       if (this.#floor === null) {
         const { newest } = await this.#readFeed(PAST_EVERY_CHANGE);
         // The read may have been answered by a leader that took over from one that ended
-        // holding changes it had not announced, made after this subscription maybe.
-        this.#floor = this.#missed ? Math.max(0, newest - MAX_UNANNOUNCED) : newest;
+        // holding changes it had not announced (made after this subscription, maybe), just
+        // below where the new leader began.
+        const from = Math.min(newest, this.#missedAt ?? newest);
+        this.#floor = this.#missed ? Math.max(0, from - MAX_UNANNOUNCED) : newest;
+        this.#missedAt = null;
+        // Notices heard during the read that start at or below the floor need no read: the
+        // first of them is where this tab starts, as if heard after it.
+        const first = Math.min(...this.#waiting.map((change) => change.number));
+        if (this.#delivered === null && first <= this.#floor + 1 && !this.#missed) {
+          this.#delivered = first - 1;
+          this.#deliverWaiting();
+        }
       }
       // Until a notice comes, the floor is all a tab knows: the next notice is where it starts,
       // unless notices may have been missed (a leader that ended before announcing a commit):

@@ -64,7 +64,7 @@ export class RunStore {
       store.#tabs = new Tabs(name, core, {
         timeoutMs: requestTimeoutMs,
         onChange: (change) => store.#changes.dispatch(change),
-        onMaybeMissed: () => void store.#changes.catchUp(),
+        onMaybeMissed: (feedAt) => void store.#changes.catchUp(feedAt),
       });
       try {
         await store.#tabs.join();

@@ -21,7 +21,7 @@ import { RunStoreError, isTrap, serializeError, trapError } from './errors.js';
 import { unbatch } from './batch.js';
 import { JsonText, runCall } from './host.js';
 import { PROTOCOL } from './wire.js';
-import { MAX_UNANNOUNCED } from './changes.js';
+import { MAX_UNANNOUNCED, PAST_EVERY_CHANGE } from './changes.js';
 
 /** How long a leader keeps retrying while the previous leader's worker still holds the files. */
 const TAKEOVER_LIMIT_MS = 15_000;
@@ -159,9 +159,12 @@ export function serve(scope, env) {
     leads = Boolean(lead);
     if (lead) await holdAliveLock(lead.aliveLock);
     const phases = await openStore(name, options, lead);
-    if (lead) startServing(lead);
+    if (!lead) return { persistence: store.persistence };
+    startServing(lead);
     // Where the store lives: what `persistence: 'auto'` took, for the page's `store.persistence`.
-    return { ...(lead ? phases : {}), persistence: store.persistence };
+    // `feedAt`: the feed's newest number as this worker began to lead, for the tabs (changes.js).
+    const feedAt = store.changesSince(PAST_EVERY_CHANGE, 1).newest;
+    return { ...phases, feedAt, persistence: store.persistence };
   }
 
   /** Checks a store's name and options as opening it would, without opening it. */
@@ -269,8 +272,13 @@ export function serve(scope, env) {
   function broadcastChanges() {
     clearTimeout(announcing);
     announcing = null;
-    // The page hears them with the others (a change it had already it drops, changes.js).
-    unsentToPage = [];
+    // The page has them on the same way as its answers, so in order with them: a call's
+    // answer never comes before a change committed ahead of it (the copies it hears on the
+    // channel it drops, changes.js).
+    if (unsentToPage.length > 0) {
+      scope.postMessage({ changes: unsentToPage });
+      unsentToPage = [];
+    }
     if (unsent.length === 0) return;
     const changes = unsent;
     unsent = [];
@@ -301,7 +309,11 @@ export function serve(scope, env) {
     if (trapped) return;
     const then = leads ? 'the next leader serves the store' : (env.afterTrap ?? 'close the store and open it again');
     trapped = `${trapError(error).message}; whether that call was applied is unknown; ${then}`;
-    if (leads) setTimeout(() => scope.close?.(), 0);
+    // What this leader held it announces now (plain objects, none of the wasm's memory).
+    if (leads) {
+      broadcastChanges();
+      setTimeout(() => scope.close?.(), 0);
+    }
   }
 
   /** The error to answer a call with for `error`; a trap's carries the call's `requestId`. */

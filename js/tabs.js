@@ -151,8 +151,13 @@ export class Tabs {
   #options;
   #timeoutMs;
   #onChange;
-  /** Called when this tab may have missed change notices: a new leader, a page back from the cache. */
+  /**
+   * Called when this tab may have missed change notices: a new leader (with where the feed
+   * stood as it began to lead), a page back from the cache.
+   */
   #onMaybeMissed;
+  /** Where the feed stood as this tab's current term began to lead (see serve.js `open`). */
+  #feedAt = null;
   #env;
   #clientId = crypto.randomUUID?.() ?? String(Math.random()).slice(2);
   #prefix;
@@ -498,7 +503,9 @@ export class Tabs {
 
   #onControl(message) {
     if (message.type === 'who') {
-      if (this.isLeader) this.#control.postMessage({ type: 'leader', leaderId: this.#leaderId, persistence: this.#persistence });
+      if (this.isLeader) {
+        this.#control.postMessage({ type: 'leader', leaderId: this.#leaderId, persistence: this.#persistence, feedAt: this.#feedAt });
+      }
     } else if (message.type === 'leader' && typeof message.leaderId === 'string') {
       if (message.leaderId === this.#leaderId) return;
       this.#leaderId = message.leaderId;
@@ -506,7 +513,7 @@ export class Tabs {
       this.#persistence = PERSISTENCES.has(message.persistence) ? message.persistence : 'opfs';
       this.#resend();
       // The last leader may have ended between a commit and its notice.
-      this.#onMaybeMissed();
+      this.#onMaybeMissed(message.feedAt);
     } else if (message.type === 'resign' && message.leaderId === this.#leaderId) {
       this.#leaderId = null;
       this.#unlink();
@@ -610,8 +617,9 @@ export class Tabs {
     this.#leaderId = term.leaderId;
     this.#persistence = phases.persistence;
     this.#unlink();
-    this.#onMaybeMissed();
-    this.#control.postMessage({ type: 'leader', leaderId: term.leaderId, persistence: phases.persistence });
+    this.#feedAt = phases.feedAt;
+    this.#onMaybeMissed(phases.feedAt);
+    this.#control.postMessage({ type: 'leader', leaderId: term.leaderId, persistence: phases.persistence, feedAt: phases.feedAt });
     // When each phase of taking over ended (ms since the epoch), for profiling tools and benchmarks.
     globalThis.performance?.mark?.('runstore:lead', { detail: { ...phases, lockGranted, announced: Date.now() } });
     this.#joined.resolve();

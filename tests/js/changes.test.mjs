@@ -124,23 +124,26 @@ test('a subscriber that has heard no notice yet reads what came after its floor 
   store.free();
 });
 
-test('a subscriber whose first read of the feed spanned a change of leader reads back what a leader may not have announced', async () => {
-  const { store } = await feedAndNotices('changes-straddle', MAX_UNANNOUNCED + 5);
+test('a subscriber whose first read of the feed spanned a change of leader reads back what the last one may not have announced', async () => {
+  // The leader that ended committed 40 changes; the next began there and commits 28 more
+  // before it answers the read.
+  const { store } = await feedAndNotices('changes-straddle', 40);
   let answer;
   const changes = new Changes(async (after) => {
-    // The first read waits until the test lets it go: a new leader is heard of meanwhile.
     if (after === Number.MAX_SAFE_INTEGER) await new Promise((resolve) => (answer = resolve));
     return store.changesSince(after);
   });
   const heard = [];
   changes.subscribe(null, (c) => heard.push(c.number));
   await settled();
-  const caughtUp = changes.catchUp();
+  const caughtUp = changes.catchUp(40);
+  for (let i = 0; i < 28; i++) store.scheduleTimer('wf', `next${i}`, i);
   answer();
   await caughtUp;
   await settled();
-  const newest = MAX_UNANNOUNCED + 5;
-  assert.deepEqual(heard, Array.from({ length: MAX_UNANNOUNCED }, (_, i) => newest - MAX_UNANNOUNCED + 1 + i));
+  // From MAX_UNANNOUNCED before where the new leader began: 9 to 68, in order, once.
+  const from = 40 - MAX_UNANNOUNCED + 1;
+  assert.deepEqual(heard, Array.from({ length: 68 - from + 1 }, (_, i) => from + i));
   store.free();
 });
 

@@ -132,11 +132,29 @@ class Context {
   }
 }
 
-/** Delivers `deliver` after a random short delay, in order after what `route` delivered before. */
+/**
+ * Delivers `deliver` after a random short delay, in order after what `route` delivered before.
+ * One timer at a time per route: two timers whose delays differ by less than a millisecond may
+ * fire in either order.
+ */
 function schedule(origin, route, deliver) {
   const at = Math.max(route.last ?? 0, performance.now() + origin.rng.next() * origin.maxDelayMs);
   route.last = at;
-  setTimeout(deliver, Math.max(0, at - performance.now()));
+  route.queue ??= [];
+  route.queue.push({ at, deliver });
+  if (route.queue.length === 1) deliverNext(route);
+}
+
+function deliverNext(route) {
+  const [next] = route.queue;
+  setTimeout(() => {
+    route.queue.shift();
+    try {
+      next.deliver();
+    } finally {
+      if (route.queue.length > 0) deliverNext(route);
+    }
+  }, Math.max(0, next.at - performance.now()));
 }
 
 class FakeChannel {
@@ -388,7 +406,7 @@ export async function openClient(page, name, { timeoutMs = 3_000 } = {}) {
   const tabs = new Tabs(name, { persistence: 'opfs' }, {
     timeoutMs,
     onChange: (change) => changes.dispatch(change),
-    onMaybeMissed: () => void changes.catchUp(),
+    onMaybeMissed: (feedAt) => void changes.catchUp(feedAt),
     env: page.env,
   });
   const heard = [];

@@ -339,9 +339,10 @@ async function findLeader(pages) {
 
 /**
  * How long after a write's answer every tab hears of it: its leader announces the changes of
- * 10 ms at once (js/serve.js), and a page that goes away within that time does not hear them.
+ * 10 ms at once (js/serve.js), and a page that goes away before that does not hear them. The
+ * rest is room for a timer that fires late on a loaded machine.
  */
-const ANNOUNCED_WITHIN_MS = 100;
+const ANNOUNCED_WITHIN_MS = 250;
 
 /**
  * Every acknowledged write stored exactly once with its call-time data, every stored write

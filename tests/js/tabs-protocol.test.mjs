@@ -82,6 +82,31 @@ test('a commit whose leader ended before announcing it is announced by its repla
   await Promise.all(clients.map((c) => c.close()));
 });
 
+test("a leader tab's subscribers hear of each of its writes before the write settles, also with a read of the feed or 40 writes in one message", async () => {
+  for (const seed of [1, 2, 3]) {
+    const origin = new Origin({ seed, maxDelayMs: 5 });
+    const tab = await openClient(origin.page(), `own-${seed}`);
+    await until(() => tab.tabs.isLeader, 3_000, 'the tab leads');
+    const events = (n) => [{ type: 'custom', name: 'e', recordedAt: 1, data: { n } }];
+    const unheard = [];
+    const settled = (id) => () => tab.heard.some((h) => h.requestId === id) || unheard.push(id);
+    for (let round = 0; round < 10; round++) {
+      const id = `w${round}`;
+      // The write and the read of the feed leave in one message, after the head read.
+      tab.call('head', ['x']);
+      const written = tab.call('append', [id, events(round), 0], id).then(settled(id));
+      tab.call('changesSince', [Number.MAX_SAFE_INTEGER]);
+      await written;
+      // Across the worker's 10 ms of gathering, and not.
+      await sleep(round % 2 === 0 ? 15 : 1);
+    }
+    await Promise.all(Array.from({ length: 40 }, (_, i) => tab.call('append', [`b${i}`, events(i), 0], `b${i}`).then(settled(`b${i}`))));
+    assert.deepEqual(unheard, [], `seed ${seed}`);
+    await tab.close();
+    origin.end();
+  }
+});
+
 test('deletes and purges sent again after a hand-off answer what their first application answered', async () => {
   const origin = new Origin({ seed: 3 });
   const a = await openClient(origin.page(), 'deletes');
