@@ -1,9 +1,9 @@
 // Durable workflows in Node on a store in a file, across killed processes: a runner process
 // (node-file-workflow-runner.mjs) runs three workflows whose steps call a counting service on
-// loopback with their idempotency keys; the test kills it with SIGKILL at random moments and
-// starts another on the same file, until the runs complete. Every run completes with the sum of
-// its steps' answers, each step has one key, and a key is called again only for a step that was
-// in flight when a process was killed.
+// loopback with their idempotency keys; the test kills it with SIGKILL at a random moment after
+// its first call to the service and starts another on the same file, until the runs complete.
+// Every run completes with the sum of its steps' answers, each step has one key, and a key is
+// called again only for a step that was in flight when a process was killed.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -34,6 +34,13 @@ function startRunner(url, label, done) {
   return { child, exited };
 }
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once the service has had a call from the runner `label`. */
+async function calledBy(service, label) {
+  while (!service.calls.some((call) => call.tab === label)) await sleep(5);
+}
+
 test('workflows on a store in a file complete across processes killed mid-run, each step performed once but where a kill cut it off', async () => {
   const service = await startService({ minDelayMs: 20, maxDelayMs: 120 });
   try {
@@ -43,10 +50,12 @@ test('workflows on a store in a file complete across processes killed mid-run, e
     let kills = 0;
     for (let runner = 0; done.size < IDS.length; runner++) {
       assert.ok(runner < MAX_KILLS + 3, `runs not done after ${runner} runners: ${[...done.keys()]}`);
-      const { child, exited } = startRunner(service.url, `runner-${runner}`, done);
-      // Past the kills, a runner runs to its end (a timer of Infinity would fire at once).
-      const killAfter = kills < MAX_KILLS ? 300 + Math.random() * 900 : 120_000;
-      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('kill'), killAfter))]);
+      const label = `runner-${runner}`;
+      const { child, exited } = startRunner(service.url, label, done);
+      // A runner is killed at a random moment once it has called the service (a step in
+      // flight, or one or more recorded); past the kills, it runs to its end.
+      const kill = kills < MAX_KILLS ? calledBy(service, label).then(() => sleep(Math.random() * 400)).then(() => 'kill') : new Promise(() => {});
+      const ended = await Promise.race([exited, kill]);
       if (ended === 'kill') {
         killed.set(`runner-${runner}`, Date.now());
         child.kill('SIGKILL');
