@@ -100,12 +100,9 @@ export class Changes {
     }
     const delivered = this.#delivered;
     if (delivered !== null && number <= delivered) return;
-    // The first notice since the floor was read: where this tab starts, unless it shows a gap
-    // above the floor. While that read runs, notices wait for it.
-    const first = delivered === null && this.#floor !== null && number <= this.#floor + 1;
     // The next one goes at once, also while a catch-up reads (which skips what was delivered),
     // and with it what waited right behind it.
-    if (first || number === delivered + 1) {
+    if (this.#startsAt(number) || number === delivered + 1) {
       this.#delivered = number;
       this.#deliver(change);
       this.#deliverWaiting();
@@ -158,7 +155,7 @@ export class Changes {
         // Notices heard during the read that start at or below the floor need no read: the
         // first of them is where this tab starts, as if heard after it.
         const first = Math.min(...this.#waiting.map((change) => change.number));
-        if (this.#delivered === null && first <= this.#floor + 1 && !this.#missed) {
+        if (this.#startsAt(first) && !this.#missed) {
           this.#delivered = first - 1;
           this.#deliverWaiting();
         }
@@ -201,6 +198,14 @@ export class Changes {
     }
     // What waits right after what was delivered goes now, read or not.
     this.#deliverWaiting();
+  }
+
+  /**
+   * Whether the notice numbered `number` is where this tab starts: the first one since the
+   * floor was read, unless it shows a gap above the floor (while that read runs, notices wait).
+   */
+  #startsAt(number) {
+    return this.#delivered === null && this.#floor !== null && number <= this.#floor + 1;
   }
 
   /** Delivers the waiting notices that come next, in order; keeps those behind a gap. */

@@ -446,8 +446,9 @@ export class Tabs {
   }
 
   #settle(data) {
-    // The leader's own worker sends the changes this tab has not had with its answers: the
-    // subscribers hear of them before the calls' promises settle.
+    // The leader's own worker sends the changes this tab has not had with its answers, or in
+    // a message of their own ahead of later answers: subscribers hear of them before the
+    // calls' promises settle.
     if (Array.isArray(data?.changes)) for (const change of data.changes) this.#onChange(change);
     for (const message of unbatch(data)) this.#settleOne(message);
   }
