@@ -1223,6 +1223,10 @@ fn normalized_error(error: Error) -> Error {
     }
 }
 
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("a typed answer writes out as JSON")
+}
+
 fn same<T: PartialEq + Debug>(
     what: &str,
     store: Result<T>,
@@ -1797,11 +1801,17 @@ impl Harness {
 
     fn compare_checkpoints(&self) -> Step {
         let (store, model) = (self.store(), &self.model);
+        // The JSON text answers (what JS gets) are the typed answers written out.
         for id in (0..CHECKPOINTS).map(checkpoint_id) {
             same(
                 "load_checkpoint",
                 store.load_checkpoint(&id),
                 model.load_checkpoint(&id),
+            )?;
+            same(
+                "load_checkpoint_json",
+                store.load_checkpoint_json(&id),
+                model.load_checkpoint(&id).map(|c| json_text(&c)),
             )?;
         }
         for run in (0..RUNS).map(run_id) {
@@ -1811,6 +1821,13 @@ impl Harness {
                     .list_run_checkpoints(&run, &PageRequest::default())
                     .map(|page| page.items),
                 Ok(model.run_checkpoints(&run)),
+            )?;
+            let page = PageRequest::first(1);
+            let typed = store.list_run_checkpoints(&run, &page);
+            same(
+                "list_run_checkpoints_json",
+                store.list_run_checkpoints_json(&run, &page),
+                typed.map(|p| json_text(&p)),
             )?;
         }
         Ok(())

@@ -58,4 +58,30 @@ pub trait CheckpointStore {
     /// # Errors
     /// [`crate::Error::InvalidInput`] for a bad page request (see [`PageRequest`]).
     fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>>;
+
+    /// As [`CheckpointStore::load_checkpoint`], as the checkpoint's JSON text, for a caller
+    /// that parses JSON anyway, such as JS. A store may copy the stored state into the text
+    /// without decoding it (the SQLite store does, and refuses an integer JS would not read
+    /// exactly); this default writes out the typed checkpoint.
+    ///
+    /// # Errors
+    /// As [`CheckpointStore::load_checkpoint`]; [`crate::Error::Serialization`] for a stored
+    /// state that does not decode.
+    fn load_checkpoint_json(&self, checkpoint_id: &str) -> Result<String> {
+        Ok(serde_json::to_string(
+            &self.load_checkpoint(checkpoint_id)?,
+        )?)
+    }
+
+    /// As [`CheckpointStore::list_run_checkpoints`], as the JSON text of the page (see
+    /// [`CheckpointStore::load_checkpoint_json`]).
+    ///
+    /// # Errors
+    /// As [`CheckpointStore::list_run_checkpoints`] and
+    /// [`CheckpointStore::load_checkpoint_json`].
+    fn list_run_checkpoints_json(&self, run_id: &str, page: &PageRequest) -> Result<String> {
+        Ok(serde_json::to_string(
+            &self.list_run_checkpoints(run_id, page)?,
+        )?)
+    }
 }

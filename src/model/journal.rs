@@ -126,6 +126,25 @@ pub(crate) fn check_event_json(json: &[u8]) -> Result<bool, String> {
     Ok(data.present)
 }
 
+/// Checks that `json` is one JSON value whose every number reads back exactly as a JS number,
+/// without building the value.
+///
+/// # Errors
+/// Why the text is not JSON, or which integer is beyond ±(2^53 − 1).
+pub(crate) fn check_exact_json(json: &[u8]) -> Result<(), String> {
+    serde_json::from_slice::<ExactJson>(json)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// Checks that the integer `n` reads back exactly as a JS number.
+///
+/// # Errors
+/// Says that `n` is beyond ±(2^53 − 1).
+pub(crate) fn check_exact_integer(n: i64) -> Result<(), String> {
+    exact_integer(n.unsigned_abs(), n)
+}
+
 /// Integers up to this magnitude are exact in an `f64`, so in JS.
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 

@@ -6,13 +6,23 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::paging::{self, Listing};
 use super::revisions::commit_if_written;
 use super::SqliteStore;
+use std::fmt::Write;
+
 use crate::backend::checks::{check_id, encode_document, from_sql_int};
 use crate::backend::revisions::{next_revision, Target};
 use crate::error::{Error, Result};
 use crate::model::checkpoints::*;
+use crate::model::journal::{check_exact_integer, check_exact_json};
 use crate::model::{Page, PageRequest};
 
-const COLUMNS: &str = "checkpoint_id, run_id, revision, state, updated_at";
+/// The columns every query reads and writes, in [`raw_from_row`]'s order.
+macro_rules! columns {
+    () => {
+        "checkpoint_id, run_id, revision, state, updated_at"
+    };
+}
+
+const COLUMNS: &str = columns!();
 
 /// A checkpoint row with its state still encoded, decoded outside the row callback so that a
 /// decoding failure keeps its own error.
@@ -44,6 +54,29 @@ fn decode(raw: RawCheckpoint) -> Result<Checkpoint> {
     })
 }
 
+/// Appends the JSON of the checkpoint `raw` to `out`: its stored state copied in once it is
+/// checked as JSON whose numbers JS reads exactly, so that the state is never built as a value.
+fn push_checkpoint_json(out: &mut String, raw: &RawCheckpoint) -> Result<()> {
+    let revision = from_sql_int("revision", raw.revision)?;
+    let checked = check_exact_json(raw.state.as_bytes())
+        .and_then(|()| check_exact_integer(raw.revision))
+        .and_then(|()| check_exact_integer(raw.updated_at));
+    checked.map_err(|reason| Error::Serialization {
+        message: format!("checkpoint {}: {reason}", raw.checkpoint_id),
+    })?;
+    out.push_str("{\"checkpointId\":");
+    out.push_str(&serde_json::to_string(&raw.checkpoint_id)?);
+    out.push_str(",\"runId\":");
+    out.push_str(&serde_json::to_string(&raw.run_id)?);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        out,
+        ",\"revision\":{revision},\"state\":{},\"updatedAt\":{}}}",
+        raw.state, raw.updated_at
+    );
+    Ok(())
+}
+
 /// The compare-and-swap update of a checkpoint whose run stays `?2`.
 const SAME_RUN_UPDATE: &str = "UPDATE checkpoints SET revision = ?3, state = ?4, updated_at = ?5
      WHERE checkpoint_id = ?1 AND revision = ?3 - 1 AND run_id IS ?2";
@@ -73,15 +106,8 @@ fn encode_state(checkpoint: &Checkpoint) -> Result<String> {
 
 impl CheckpointStore for SqliteStore {
     fn load_checkpoint(&self, checkpoint_id: &str) -> Result<Checkpoint> {
-        check_id("checkpointId", checkpoint_id)?;
-        let raw = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM checkpoints WHERE checkpoint_id = ?1"
-            ))?
-            .query_row([checkpoint_id], raw_from_row)
-            .optional()?;
-        raw.map(decode)
+        self.load_raw_checkpoint(checkpoint_id)?
+            .map(decode)
             .transpose()?
             .ok_or_else(|| Error::not_found("checkpoint", checkpoint_id))
     }
@@ -134,17 +160,87 @@ impl CheckpointStore for SqliteStore {
     }
 
     fn list_run_checkpoints(&self, run_id: &str, page: &PageRequest) -> Result<Page<Checkpoint>> {
+        let listed = self.list_raw_checkpoints(run_id, page)?;
+        Ok(Page {
+            items: listed
+                .items
+                .into_iter()
+                .map(decode)
+                .collect::<Result<_>>()?,
+            next_cursor: listed.next_cursor,
+        })
+    }
+
+    /// As [`CheckpointStore::load_checkpoint`], as JSON text: the stored state is checked and
+    /// copied into it, not decoded.
+    ///
+    /// # Errors
+    /// As [`CheckpointStore::load_checkpoint`]; [`Error::Serialization`] for a stored state
+    /// that does not decode, or that holds an integer beyond ±(2^53 − 1).
+    fn load_checkpoint_json(&self, checkpoint_id: &str) -> Result<String> {
+        let raw = self
+            .load_raw_checkpoint(checkpoint_id)?
+            .ok_or_else(|| Error::not_found("checkpoint", checkpoint_id))?;
+        let mut out = String::with_capacity(raw.state.len() + 128);
+        push_checkpoint_json(&mut out, &raw)?;
+        Ok(out)
+    }
+
+    /// As [`CheckpointStore::list_run_checkpoints`], as JSON text (see
+    /// [`SqliteStore::load_checkpoint_json`]).
+    ///
+    /// # Errors
+    /// As [`SqliteStore::load_checkpoint_json`].
+    fn list_run_checkpoints_json(&self, run_id: &str, page: &PageRequest) -> Result<String> {
+        let listed = self.list_raw_checkpoints(run_id, page)?;
+        let mut out = String::from("{\"items\":[");
+        for (i, raw) in listed.items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_checkpoint_json(&mut out, raw)?;
+        }
+        out.push_str("],\"nextCursor\":");
+        out.push_str(&serde_json::to_string(&listed.next_cursor)?);
+        out.push('}');
+        Ok(out)
+    }
+}
+
+impl SqliteStore {
+    fn load_raw_checkpoint(&self, checkpoint_id: &str) -> Result<Option<RawCheckpoint>> {
+        check_id("checkpointId", checkpoint_id)?;
+        Ok(self
+            .conn()
+            .prepare_cached(LOAD)?
+            .query_row([checkpoint_id], raw_from_row)
+            .optional()?)
+    }
+
+    fn list_raw_checkpoints(
+        &self,
+        run_id: &str,
+        page: &PageRequest,
+    ) -> Result<Page<RawCheckpoint>> {
         check_id("runId", run_id)?;
         CHECKPOINTS.read(
             self.conn(),
-            &format!("SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?"),
+            LIST,
             vec![paging::text(run_id)],
             page,
-            |row| decode(raw_from_row(row)?),
-            |checkpoint| vec![paging::text(&checkpoint.checkpoint_id)],
+            |row| Ok(raw_from_row(row)?),
+            |raw| vec![paging::text(&raw.checkpoint_id)],
         )
     }
 }
+
+const LOAD: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM checkpoints WHERE checkpoint_id = ?1"
+);
+
+const LIST: &str = concat!("SELECT ", columns!(), " FROM checkpoints WHERE run_id = ?");
 
 /// A run's checkpoints by id.
 const CHECKPOINTS: Listing = Listing {

@@ -20,7 +20,7 @@ impl RunStoreCore {
         checkpoint_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let checkpoint_id: String = input("checkpointId", checkpoint_id)?;
-        self.call(|s| s.load_checkpoint(&checkpoint_id))
+        self.call_json(|s| s.load_checkpoint_json(&checkpoint_id))
     }
 
     /// Creates (expectedRevision null, revision 0) or updates (revision expected + 1) a checkpoint; CONFLICT when the stored revision differs.
@@ -48,7 +48,7 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let run_id: String = input("runId", run_id)?;
         let page: PageRequest = input_or_default("page", page)?;
-        self.call(|s| s.list_run_checkpoints(&run_id, &page))
+        self.call_json(|s| s.list_run_checkpoints_json(&run_id, &page))
     }
 
     // ----- effects -----
