@@ -57,8 +57,8 @@ export function unbatch(data) {
 
 /**
  * Settles a call (its promise's `resolve` and `reject`) with the worker's answer: the value,
- * the value as JSON text (`json`: a history page crosses as one string and is parsed here once,
- * see worker.js) or the error.
+ * the value as JSON text (`json`: a history page or checkpoints cross as one string, parsed here
+ * once, see host.js) or the error.
  */
 export function settleCall({ resolve, reject }, answer) {
   if (!answer.ok) {

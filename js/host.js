@@ -9,8 +9,9 @@ const allowed = new Set(METHODS);
 const noBytes = [];
 
 /**
- * A history page as the store's JSON text: it crosses to the page as one string, parsed there
- * once (batch.js, settleCall), where the parsed page would be structured-cloned object by object.
+ * An answer as the store's JSON text (a history page, a checkpoint, a page of checkpoints): it
+ * crosses to the page as one string, parsed there once (batch.js, settleCall), where the
+ * parsed answer would be parsed in the worker and then structured-cloned object by object.
  */
 export class JsonText {
   constructor(text) {
@@ -20,7 +21,7 @@ export class JsonText {
 
 /**
  * Runs `message` on `store` (a RunStoreCore); returns `{ value, change }`: the call's result
- * (a JsonText for a history page) and what it changed (null for a read, or a write that
+ * (a JsonText for a history page or checkpoints) and what it changed (null for a read, or a write that
  * changed nothing). Throws what the store throws.
  *
  * Every write runs as one step under the message's request id: the store alone decides
@@ -29,6 +30,15 @@ export class JsonText {
  * leader that committed it ended before announcing it, hears this one); tabs drop a request
  * id they heard before (changes.js).
  */
+/** Reads whose answers the store writes as JSON text, by method: the page parses each once. */
+const AS_TEXT = {
+  __proto__: null,
+  readHistory: (store, args) => store.__historyText(args[0], 0, args[1]),
+  readHistoryFrom: (store, args) => store.__historyText(args[0], args[1], args[2]),
+  loadCheckpoint: (store, args) => store.__checkpointText(args[0]),
+  listRunCheckpoints: (store, args) => store.__runCheckpointsText(args[0], args[1]),
+};
+
 export function runCall(store, message) {
   const { method, requestId = null } = message;
   if (!allowed.has(method)) {
@@ -36,8 +46,8 @@ export function runCall(store, message) {
   }
   if (WRITES.has(method)) return write(store, message, requestId);
   const args = Array.isArray(message.args) ? message.args : [];
-  if (method === 'readHistory') return { value: new JsonText(store.__historyText(args[0], 0, args[1])), change: null };
-  if (method === 'readHistoryFrom') return { value: new JsonText(store.__historyText(args[0], args[1], args[2])), change: null };
+  const asText = AS_TEXT[method];
+  if (asText) return { value: new JsonText(asText(store, args)), change: null };
   if (method === 'importDatabase') {
     const outcome = store.importDatabase(args[0], requestId ?? args[1]);
     return { value: outcome, change: importChange(requestId ?? args[1]) };

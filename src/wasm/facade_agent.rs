@@ -51,6 +51,22 @@ impl RunStoreCore {
         self.call_json(|s| s.list_run_checkpoints_json(&run_id, &page))
     }
 
+    /// `loadCheckpoint` as JSON text, for the main-thread client's worker (see
+    /// `RunStoreCore::call_text`); not part of the API, hence the name.
+    #[wasm_bindgen(js_name = __checkpointText, skip_typescript)]
+    pub fn checkpoint_text(&self, checkpoint_id: JsValue) -> Result<String, JsValue> {
+        let checkpoint_id: String = input("checkpointId", checkpoint_id)?;
+        self.call_text(|s| s.load_checkpoint_json(&checkpoint_id))
+    }
+
+    /// `listRunCheckpoints` as JSON text (see [`RunStoreCore::checkpoint_text`]).
+    #[wasm_bindgen(js_name = __runCheckpointsText, skip_typescript)]
+    pub fn run_checkpoints_text(&self, run_id: JsValue, page: JsValue) -> Result<String, JsValue> {
+        let run_id: String = input("runId", run_id)?;
+        let page: PageRequest = input_or_default("page", page)?;
+        self.call_text(|s| s.list_run_checkpoints_json(&run_id, &page))
+    }
+
     // ----- effects -----
 
     /// One effect record, or null.
