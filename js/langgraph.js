@@ -535,7 +535,8 @@ export class RunStoreSaver extends BaseCheckpointSaver {
   async *#pages(runId) {
     let cursor = null;
     do {
-      const page = await this.#store.listRunCheckpoints(runId, { cursor });
+      // The first page names no page: the store then reads no argument for it.
+      const page = await this.#store.listRunCheckpoints(runId, cursor === null ? undefined : { cursor });
       yield* page.items;
       cursor = page.nextCursor;
     } while (cursor);

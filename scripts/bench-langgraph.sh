@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The LangGraph saver benchmark: RunStoreSaver in Node (memory) and in headless Chromium (OPFS)
-# beside LangGraph's official SqliteSaver (better-sqlite3 on a file) in Node, in one run
+# beside LangGraph's official SqliteSaver (better-sqlite3 on a file) and its MemorySaver (nothing
+# stored: LangGraph's own cost) in Node, in one run
 # (tests/langgraph/bench.mjs; figures in BENCHMARKS.md). Arguments go to it:
 #   bash scripts/bench-langgraph.sh [--checkpoints 500] [--runs 5] [--warmup 1000] [--rounds 3] [--json FILE]
 # `npm test` runs it once at a tiny size (--checkpoints 20 --runs 1 --warmup 20 --rounds 1) as a smoke test.

@@ -1,7 +1,7 @@
 // The saver benchmark (scripts/bench-langgraph.sh): RunStoreSaver in Node (runstore/core,
 // memory) and in headless Chromium (OPFS, main-thread client) beside LangGraph's official
-// SqliteSaver (@langchain/langgraph-checkpoint-sqlite, better-sqlite3 on a file) in Node, in one
-// run: put + putWrites, getTuple (by id and latest), list (limit 10) and a graph of 50
+// SqliteSaver (@langchain/langgraph-checkpoint-sqlite, better-sqlite3 on a file) and its
+// MemorySaver (nothing stored: LangGraph's own cost) in Node, in one run: put + putWrites, getTuple (by id and latest), list (limit 10) and a graph of 50
 // super-steps, as operations per second, and the bytes stored per checkpoint.
 // Usage: node bench.mjs [--checkpoints N] [--runs R] [--warmup W] [--rounds K] [--json FILE]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { MemorySaver } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { RunStoreSaver } from 'runstore/langgraph';
 import { launchChromium, serveStatic } from '../js/browser.mjs';
@@ -40,28 +41,37 @@ async function warm(saver) {
   await graphWorkload(saver, 1);
 }
 
-/** Both Node sides, each warmed up before either is measured, so that neither warms the other's shared code. */
+/**
+ * The Node sides, each warmed up before any is measured, so that none warms the others' shared
+ * code. LangGraph's MemorySaver (objects in memory, nothing stored) is the floor: what
+ * LangGraph itself costs.
+ */
 async function nodeSides() {
   const store = await openCoreStore('saver-bench');
   const dir = mkdtempSync(join(tmpdir(), 'saver-bench-'));
   try {
     const runstore = new RunStoreSaver(store);
     const sqlite = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
+    const memory = new MemorySaver();
     await warm(runstore);
     await warm(sqlite);
+    await warm(memory);
     const measure = (saver, pages) => measureSaver(saver, pages, n, runs);
     const [runstorePages, sqlitePages] = [storePages(store), sqliteSaverPages(sqlite)];
     // Rounds alternate which side goes first (each on a new thread), and each figure is the
     // median of its rounds: a load that comes and goes on the machine weighs on both sides.
-    const figures = { runstore: [], sqlite: [] };
+    const measured = {
+      runstore: () => measure(runstore, runstorePages),
+      sqlite: () => measure(sqlite, sqlitePages),
+      memory: () => measure(memory, () => ({ pages: NaN, pageSize: NaN })),
+    };
+    const figures = { runstore: [], sqlite: [], memory: [] };
+    const turns = [['runstore', 'sqlite', 'memory'], ['sqlite', 'memory', 'runstore'], ['memory', 'runstore', 'sqlite']];
     for (let round = 0; round < rounds; round += 1) {
-      const order = round % 2 === 0 ? ['runstore', 'sqlite'] : ['sqlite', 'runstore'];
-      for (const side of order) {
-        figures[side].push(side === 'runstore' ? await measure(runstore, runstorePages) : await measure(sqlite, sqlitePages));
-      }
+      for (const side of turns[round % turns.length]) figures[side].push(await measured[side]());
     }
     sqlite.db.close();
-    return { runstore: medians(figures.runstore), sqlite: medians(figures.sqlite) };
+    return { runstore: medians(figures.runstore), sqlite: medians(figures.sqlite), memory: medians(figures.memory) };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -95,6 +105,7 @@ const sides = {
   'runstore, Node (memory)': node.runstore,
   'runstore, Chromium (OPFS)': await runstoreChromium(),
   'SqliteSaver, Node (file)': node.sqlite,
+  'MemorySaver, Node (nothing stored)': node.memory,
 };
 const rows = [
   ['put + putWrites /s', 'put'],
@@ -105,7 +116,7 @@ const rows = [
   ['bytes per checkpoint', 'bytesPerCheckpoint'],
 ];
 const names = Object.keys(sides);
-const format = (value) => (value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US'));
+const format = (value) => (Number.isNaN(value) ? '' : value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US'));
 const official = sides['SqliteSaver, Node (file)'];
 console.log(`\nLangGraph checkpoint savers: ${n} checkpoints on one thread, ${runs} graph runs, after a warm-up of ${warmup} checkpoints and 1 graph run, medians of ${rounds} rounds (Node ${process.versions.node})\n`);
 console.log(`| | ${names.join(' | ')} | runstore Node ÷ SqliteSaver | runstore Chromium ÷ SqliteSaver |`);
