@@ -1,8 +1,9 @@
 // Multi-tab benchmark (printed figures, not assertions): a second tab's time to its first
 // result, a follower's per-call cost next to the leader's and an exclusive store's in the same
 // run, with the floor under both (a bare postMessage round trip to a worker, a bare
-// BroadcastChannel round trip to another page's worker), and the long chaos run's hand-off
-// times. Run by scripts/bench-tabs.sh.
+// BroadcastChannel round trip to another page's worker, and one over a MessagePort handed
+// across through a SharedWorker), and the long chaos run's hand-off times. Run by
+// scripts/bench-tabs.sh.
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { serveStatic, launchChromium } from './browser.mjs';
@@ -49,16 +50,30 @@ const perCall = (page, wf) =>
 
 /**
  * The floor under a call, in microseconds per round trip of a message shaped like a call and
- * its answer: from `page` to an echo worker of its own (postMessage), and from `page` over a
- * BroadcastChannel to an echo worker that `host` (another page) started. A follower's call
- * travels the second way, the leader's own the first.
+ * its answer: from `page` to an echo worker of its own (postMessage); from `page` over a
+ * BroadcastChannel to an echo worker that `host` (another page) started; and from `page` to
+ * that same worker over a MessagePort handed across through a SharedWorker (the page posts one
+ * end of a MessageChannel to the SharedWorker, which hands it to `host`, which hands it to its
+ * worker). A follower's call travels the second way, the leader's own the first.
  */
 async function floor(host, page, round) {
   const channel = `bench-floor-${round}`;
   const echo = 'onmessage = (e) => postMessage(e.data);';
-  const broadcastEcho = `${echo}
+  const hostEcho = `onmessage = (e) => {
+      const port = e.ports[0];
+      if (!port) return postMessage(e.data);
+      port.onmessage = (m) => port.postMessage(m.data);
+      port.postMessage('linked');
+    };
     const channel = new BroadcastChannel(${JSON.stringify(channel)});
     channel.onmessage = (e) => channel.postMessage(e.data);`;
+  // The SharedWorker passes a port from the page that sends one to every other page connected.
+  const broker = `const pages = [];
+    onconnect = (e) => {
+      const page = e.ports[0];
+      pages.push(page);
+      page.onmessage = (m) => { for (const other of pages) if (other !== page) other.postMessage(null, [...m.ports]); };
+    };`;
   const startEcho = (code) => {
     window.echo?.terminate();
     window.echo = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })));
@@ -67,10 +82,16 @@ async function floor(host, page, round) {
       window.echo.postMessage('ready?');
     });
   };
-  await host.evaluate(startEcho, broadcastEcho);
+  await host.evaluate(startEcho, hostEcho);
+  const brokerUrl = await host.evaluate((code) => {
+    const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+    window.broker = new SharedWorker(url);
+    window.broker.port.onmessage = (m) => window.echo.postMessage(null, [m.ports[0]]);
+    return url;
+  }, broker);
   await page.evaluate(startEcho, echo);
   const trips = await page.evaluate(
-    async ({ channel, calls }) => {
+    async ({ channel, calls, brokerUrl }) => {
       const roundTrips = async (send, listen) => {
         let answered;
         listen((event) => answered(event.data));
@@ -87,12 +108,24 @@ async function floor(host, page, round) {
       const bc = new BroadcastChannel(channel);
       const broadcast = await roundTrips((m) => bc.postMessage(m), (on) => (bc.onmessage = on));
       bc.close();
+      const broker = new SharedWorker(brokerUrl);
+      const { port1, port2 } = new MessageChannel();
+      await new Promise((resolve) => {
+        port1.onmessage = resolve;
+        broker.port.postMessage(null, [port2]);
+      });
+      const port = await roundTrips((m) => port1.postMessage(m), (on) => (port1.onmessage = on));
+      port1.close();
+      broker.port.close();
       window.echo.terminate();
-      return { worker, broadcast };
+      return { worker, broadcast, port };
     },
-    { channel, calls: CALLS },
+    { channel, calls: CALLS, brokerUrl },
   );
-  await host.evaluate(() => window.echo.terminate());
+  await host.evaluate(() => {
+    window.echo.terminate();
+    window.broker.port.close();
+  });
   return trips;
 }
 
@@ -131,10 +164,10 @@ rounds.forEach((r, i) => {
   }
 });
 console.log('the floor in the same run: a bare round trip of a call-shaped message to an echo worker');
-console.log('| round | own worker (postMessage) | other page\'s worker (BroadcastChannel) | BroadcastChannel / postMessage | BroadcastChannel − postMessage |');
-console.log('|---|---|---|---|---|');
+console.log("| round | own worker (postMessage) | other page's worker (BroadcastChannel) | other page's worker (MessagePort through a SharedWorker) | BroadcastChannel − postMessage | MessagePort − postMessage |");
+console.log('|---|---|---|---|---|---|');
 rounds.forEach(({ floor: f }, i) => {
-  console.log(`| ${i + 1} | ${us(f.worker)} | ${us(f.broadcast)} | ${(f.broadcast / f.worker).toFixed(2)} | ${us(f.broadcast - f.worker)} |`);
+  console.log(`| ${i + 1} | ${us(f.worker)} | ${us(f.broadcast)} | ${us(f.port)} | ${us(f.broadcast - f.worker)} | ${us(f.port - f.worker)} |`);
 });
 
 const started = Date.now();
