@@ -264,7 +264,7 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
     // checkpoint_id` among them): a page of a run's checkpoints took 8 µs instead of 0.6
     // natively, nearly all of it in the parser. The store's plans are made for any value.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
-    set_new_page_size(conn)?;
+    set_new_layout(conn)?;
     let synchronous = match (medium, durability) {
         // SQLite's own flushes would do nothing there: the pool's write to IndexedDB does.
         (Medium::IndexedDb, _) => "OFF",
@@ -296,13 +296,16 @@ fn configure(conn: &Connection, medium: Medium, durability: Durability) -> Resul
     Ok(())
 }
 
-/// Gives a new database [`NEW_PAGE_SIZE`] pages. The size is part of the file and is fixed
-/// once its first page is written, which the switch to WAL does: so this comes first, and a
-/// database that has pages keeps the size it was made with.
-fn set_new_page_size(conn: &Connection) -> Result<()> {
+/// Gives a new database [`NEW_PAGE_SIZE`] pages and incremental auto-vacuum (see
+/// `migrations::set_incremental_vacuum`). Both are part of the file's layout, fixed once its
+/// first page is written, which the switch to WAL does: so this comes first, and a database
+/// that has pages keeps what it was made with. Set here, the mode needs no `VACUUM` to apply
+/// it, which would be one more write and flush in a new store's open.
+fn set_new_layout(conn: &Connection) -> Result<()> {
     let pages: i64 = conn.pragma_query_value(None, "page_count", |row| row.get(0))?;
     if pages == 0 {
         conn.pragma_update(None, "page_size", NEW_PAGE_SIZE)?;
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
     }
     Ok(())
 }
