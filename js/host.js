@@ -19,17 +19,6 @@ export class JsonText {
   }
 }
 
-/**
- * Runs `message` on `store` (a RunStoreCore); returns `{ value, change }`: the call's result
- * (a JsonText for a history page or checkpoints) and what it changed (null for a read, or a write that
- * changed nothing). Throws what the store throws.
- *
- * Every write runs as one step under the message's request id: the store alone decides
- * whether it applies, and a request sent again answers what its first application answered.
- * A write sent again is announced again (a tab that missed the first notice, because the
- * leader that committed it ended before announcing it, hears this one); tabs drop a request
- * id they heard before (changes.js).
- */
 /** Reads whose answers the store writes as JSON text, by method: the page parses each once. */
 const AS_TEXT = {
   __proto__: null,
@@ -39,6 +28,17 @@ const AS_TEXT = {
   listRunCheckpoints: (store, args) => store.__runCheckpointsText(args[0], args[1]),
 };
 
+/**
+ * Runs `message` on `store` (a RunStoreCore); returns `{ value, change }`: the call's result
+ * (a JsonText for a history page or checkpoints) and what it changed (null for a read, or a
+ * write that changed nothing). Throws what the store throws.
+ *
+ * Every write runs as one step under the message's request id: the store alone decides
+ * whether it applies, and a request sent again answers what its first application answered.
+ * A write sent again is announced again (a tab that missed the first notice, because the
+ * leader that committed it ended before announcing it, hears this one); tabs drop a request
+ * id they heard before (changes.js).
+ */
 export function runCall(store, message) {
   const { method, requestId = null } = message;
   if (!allowed.has(method)) {

@@ -535,7 +535,8 @@ export class RunStoreSaver extends BaseCheckpointSaver {
   async *#pages(runId) {
     let cursor = null;
     do {
-      // The first page names no page: the store then reads no argument for it.
+      // The first page names no page argument: getTuple and list read a first page every
+      // time, and the store then converts no `{ cursor: null }` for it.
       const page = await this.#store.listRunCheckpoints(runId, cursor === null ? undefined : { cursor });
       yield* page.items;
       cursor = page.nextCursor;

@@ -1,7 +1,8 @@
 // Where the package's wasm spends its bytes, by function and by part (SQLite's C, the store's
 // code, the exported methods' wrappers, the argument readers, serde, serde_json, the standard
-// library, wasm-bindgen): raw and gzipped (gzip -9; each part compressed on its own, so parts
-// sum to less than the file). Reads a wasm that keeps its function names (its `name` section):
+// library, wasm-bindgen): raw and gzipped (gzip -9, each part compressed on its own). The
+// parts cover the code and data sections, not the module's other sections (types, imports,
+// exports), so they sum to less than the file. Reads a wasm that keeps its function names (its `name` section):
 // scripts/size-profile.sh builds one the way the release build is optimised, names kept.
 // Usage: node scripts/size-profile.mjs FILE.wasm [--top N]
 import { readFileSync } from 'node:fs';
@@ -14,6 +15,10 @@ if (positionals.length !== 1) {
   process.exit(2);
 }
 const wasm = readFileSync(positionals[0]);
+if (wasm.length < 8 || wasm.readUInt32BE(0) !== 0x0061736d) {
+  console.error(`${positionals[0]} is not a wasm module`);
+  process.exit(1);
+}
 
 /** Parts, the first whose pattern matches a function's name taking it. */
 const PARTS = [
@@ -32,6 +37,7 @@ function leb(at) {
   let value = 0;
   let shift = 0;
   for (;;) {
+    if (at >= wasm.length) throw new Error('the module ends inside a number: it is cut short');
     const byte = wasm[at++];
     value += (byte & 0x7f) * 2 ** shift;
     shift += 7;
@@ -39,16 +45,23 @@ function leb(at) {
   }
 }
 
+/** The sections: id, where the section begins (its id byte), where its contents start and end. */
 function sections() {
   const found = [];
   let at = 8;
   while (at < wasm.length) {
     const id = wasm[at];
     const [size, start] = leb(at + 1);
-    found.push({ id, start, end: start + size });
+    found.push({ id, begin: at, start, end: start + size });
     at = start + size;
   }
   return found;
+}
+
+/** A custom section's name. */
+function customName({ start }) {
+  const [length, at] = leb(start);
+  return wasm.subarray(at, at + length).toString();
 }
 
 /** How many functions are imported: they come first in the function index space. */
@@ -86,7 +99,6 @@ function limits(at) {
 function functionNames({ start, end }) {
   const names = new Map();
   let [length, at] = leb(start);
-  if (wasm.subarray(at, at + length).toString() !== 'name') return names;
   at += length;
   while (at < end) {
     const kind = wasm[at];
@@ -121,7 +133,8 @@ const imports = all.find((section) => section.id === 2);
 const code = all.find((section) => section.id === 10);
 const data = all.find((section) => section.id === 11);
 const names = new Map();
-for (const section of all.filter((s) => s.id === 0)) for (const [index, name] of functionNames(section)) names.set(index, name);
+const isNames = (section) => section.id === 0 && customName(section) === 'name';
+for (const section of all.filter(isNames)) for (const [index, name] of functionNames(section)) names.set(index, name);
 if (names.size === 0) {
   console.error(`${positionals[0]} keeps no function names: build it with scripts/size-profile.sh`);
   process.exit(1);
@@ -139,9 +152,8 @@ for (const fn of functions) {
   const part = PARTS.find(([, pattern]) => pattern.test(fn.name))?.[0] ?? 'other';
   parts.get(part).push(fn);
 }
-// The file without its custom sections (the names this profile reads) is what the release
-// build ships, give or take what `-g` keeps wasm-opt from renaming.
-const shipped = [wasm.subarray(0, 8), ...all.filter((s) => s.id !== 0).map((s) => wasm.subarray(s.start - headerLength(s), s.end))];
+// The file without its `name` section (which the release build drops) is what it ships.
+const shipped = [wasm.subarray(0, 8), ...all.filter((s) => !isNames(s)).map((s) => wasm.subarray(s.begin, s.end))];
 const shippedBytes = shipped.reduce((total, part) => total + part.length, 0);
 console.log(`${positionals[0]} without its names: ${format(shippedBytes)} B, ${format(gzipped(shipped))} B gzipped; code ${format(code.end - code.start)} B in ${format(functions.length)} functions\n`);
 console.log('| part | functions | raw | gzipped |');
@@ -156,17 +168,6 @@ console.log('| function | raw | gzipped |');
 console.log('|---|---:|---:|');
 for (const fn of [...functions].sort((a, b) => b.size - a.size).slice(0, Number(values.top))) {
   console.log(`| \`${shortName(fn.name)}\` | ${format(fn.size)} | ${format(gzipped([bytesOf(fn)]))} |`);
-}
-
-/** The bytes of a section's id and size before its contents. */
-function headerLength({ start, end }) {
-  let size = end - start;
-  let length = 2;
-  while (size >= 0x80) {
-    size = Math.floor(size / 0x80);
-    length += 1;
-  }
-  return length;
 }
 
 function sum(members) {

@@ -122,12 +122,14 @@ impl<D> WireEvent<D> {
 pub(crate) fn check_event_json(json: &[u8]) -> Result<bool, String> {
     let wire: WireEvent<ExactJson> = serde_json::from_slice(json).map_err(|e| e.to_string())?;
     let (_, recorded_at, data) = wire.into_parts()?;
-    exact_integer(recorded_at.unsigned_abs(), recorded_at)?;
+    check_exact_integer(recorded_at)?;
     Ok(data.present)
 }
 
-/// Checks that `json` is one JSON value whose every number reads back exactly as a JS number,
-/// without building the value.
+/// Checks that `json` is one JSON value whose every integer reads back exactly as a JS number,
+/// without building the value. As everywhere serde_json reads numbers, an integer literal too
+/// long for 64 bits (which only text written by other code can hold) reads as a float: it is
+/// taken, and reads back as the nearest float, as a decoded value would.
 ///
 /// # Errors
 /// Why the text is not JSON, or which integer is beyond ±(2^53 − 1).

@@ -22,8 +22,6 @@ macro_rules! columns {
     };
 }
 
-const COLUMNS: &str = columns!();
-
 /// A checkpoint row with its state still encoded, decoded outside the row callback so that a
 /// decoding failure keeps its own error.
 struct RawCheckpoint {
@@ -122,18 +120,13 @@ impl CheckpointStore for SqliteStore {
         let state = encode_state(checkpoint)?;
         let tx = self.write_tx()?;
         let changed = match expected_revision {
-            None => tx
-                .prepare_cached(&format!(
-                    "INSERT INTO checkpoints ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT DO NOTHING"
-                ))?
-                .execute(params![
-                    checkpoint.checkpoint_id,
-                    checkpoint.run_id,
-                    revision,
-                    state,
-                    checkpoint.updated_at
-                ])?,
+            None => tx.prepare_cached(INSERT)?.execute(params![
+                checkpoint.checkpoint_id,
+                checkpoint.run_id,
+                revision,
+                state,
+                checkpoint.updated_at
+            ])?,
             // The expected revision is revision - 1, checked by next_revision.
             Some(_) => {
                 let params = params![
@@ -233,6 +226,12 @@ impl SqliteStore {
         )
     }
 }
+
+const INSERT: &str = concat!(
+    "INSERT INTO checkpoints (",
+    columns!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING"
+);
 
 const LOAD: &str = concat!(
     "SELECT ",

@@ -51,9 +51,10 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
 
 /// Gives a new database incremental auto-vacuum, so that the pages a delete frees go back to
 /// the file system (see `release_space`). The mode is part of the file's layout: it must be
-/// set before the first table, and once the WAL has written the file's header (the journal
-/// mode is set before migrations run) only a VACUUM applies it, which costs nothing on an
-/// empty database.
+/// set before the first table. A database this code makes has it already, set before its
+/// first page was written (`set_new_layout`); this is for an empty database begun without it
+/// (by older code or another SQLite client), whose header the WAL has written, where only a
+/// VACUUM applies it (at no cost on an empty database).
 ///
 /// A database created at version 1 keeps `NONE` (its freed pages are reused by later writes)
 /// until `RetentionStore::vacuum` rewrites it: an upgrade must not demand room for a second

@@ -110,8 +110,9 @@ async function floor(host, page, round) {
       bc.close();
       const broker = new SharedWorker(brokerUrl);
       const { port1, port2 } = new MessageChannel();
-      await new Promise((resolve) => {
-        port1.onmessage = resolve;
+      await new Promise((resolve, reject) => {
+        const late = setTimeout(() => reject(new Error('the port did not reach the other page\'s worker in 10 s')), 10_000);
+        port1.onmessage = () => resolve(clearTimeout(late));
         broker.port.postMessage(null, [port2]);
       });
       const port = await roundTrips((m) => port1.postMessage(m), (on) => (port1.onmessage = on));
@@ -122,10 +123,11 @@ async function floor(host, page, round) {
     },
     { channel, calls: CALLS, brokerUrl },
   );
-  await host.evaluate(() => {
+  await host.evaluate((url) => {
     window.echo.terminate();
     window.broker.port.close();
-  });
+    URL.revokeObjectURL(url);
+  }, brokerUrl);
   return trips;
 }
 
