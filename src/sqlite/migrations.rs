@@ -63,15 +63,11 @@ fn set_incremental_vacuum(conn: &Connection) -> Result<()> {
     let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
     // A database made by this code has the mode already, set before its first page was
     // written (`set_new_layout`).
-    let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |row| row.get(0))?;
-    if tables == 0 && mode != INCREMENTAL {
+    if tables == 0 && !super::retention::incremental(conn) {
         conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
     }
     Ok(())
 }
-
-/// `PRAGMA auto_vacuum`'s value for incremental auto-vacuum.
-const INCREMENTAL: i64 = 2;
 
 /// Refuses a database written by a newer version, reading only.
 ///

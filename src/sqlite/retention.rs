@@ -237,6 +237,6 @@ impl SqliteStore {
 
 /// Whether the database uses incremental auto-vacuum (2; 1 would be FULL, which this store
 /// never sets).
-fn incremental(conn: &Connection) -> bool {
+pub(super) fn incremental(conn: &Connection) -> bool {
     pragma_u64(conn, "auto_vacuum").is_ok_and(|mode| mode == 2)
 }
