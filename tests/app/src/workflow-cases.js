@@ -668,7 +668,8 @@ export async function runWorkflowCase(name, open, options) {
   try {
     return await CASES[name](open, options);
   } catch (error) {
-    return { failed: String(error?.stack ?? error) };
+    // WebKit's `stack` holds the frames alone: the message goes first, for every engine.
+    return { failed: error instanceof Error ? `${error}\n${error.stack}` : String(error) };
   }
 }
 
