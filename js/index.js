@@ -17,7 +17,6 @@ import { Tabs } from './tabs.js';
 import { WRITES, capture, refuseLongArrays } from './wire.js';
 import { unsendable } from './unsendable.js';
 import { Batcher, settleCall, unbatch } from './batch.js';
-import { syncStore } from './sync.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
@@ -152,10 +151,12 @@ export class RunStore {
 
   /**
    * Syncs the store's journal with a runstore sync server (js/sync.js): pushes local appends
-   * the server lacks, pulls the server's; resolves to a summary with any conflicts.
+   * the server lacks, pulls the server's; resolves to a summary with any conflicts. The sync
+   * code is loaded on the first call: an app that never syncs does not download it.
    * @param {import('./index').SyncOptions} options
    */
-  sync(options) {
+  async sync(options) {
+    const { syncStore } = await import('./sync.js');
     return syncStore(this, options);
   }
 

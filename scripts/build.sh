@@ -13,8 +13,9 @@ case "${1:-}" in
       exit 0
     fi ;;
 esac
-# CARGO_PROFILE_RELEASE_OPT_LEVEL=z builds the Rust for size: 106 KB less gzipped, slower on
-# history reads and batched appends (BENCHMARKS.md, "Package size"), so not the default.
+# CARGO_PROFILE_RELEASE_OPT_LEVEL=z builds the Rust for size: 109 KB less gzipped, with batched
+# appends and history reads a fifth to a quarter slower (BENCHMARKS.md, "Package size"), so not
+# the default. The default lowers LLVM's inline threshold instead (.cargo/config.toml).
 wasm_env wasm-pack build "$profile" --target web --out-dir pkg --out-name runstore --no-pack --quiet
 # pkg/ is part of the npm package: wasm-pack's own ignore file would hide it from `npm pack`.
 rm -f pkg/.gitignore pkg/package.json pkg/README.md
