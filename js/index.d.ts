@@ -167,8 +167,10 @@ export declare class RunStore {
    * the store (a checkpoint per server and namespace). A workflow written on both sides is not
    * merged: it is in `conflicts` as a SEQUENCE_CONFLICT with both heads and the server's
    * events. Rejects with UNAVAILABLE when the server cannot be reached (nothing is lost: the
-   * next sync goes on from there), UNAUTHORIZED for a token not granted the namespace,
-   * INVALID_INPUT for bad options. With `live: true` it keeps syncing until `signal` aborts.
+   * next sync goes on from there) or when the page cannot load the sync code, which the first
+   * call loads (offline before its first sync), UNAUTHORIZED for a token not granted the
+   * namespace, INVALID_INPUT for bad options. With `live: true` it keeps syncing until
+   * `signal` aborts.
    */
   sync(options: SyncOptions): Promise<SyncSummary>;
   /**

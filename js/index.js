@@ -10,7 +10,7 @@
 //
 // Where there is no `Worker` (Node, a server rendering pages) the store runs in this thread
 // instead (in-process.js: the worker's own code, loaded only there), private to its client.
-import { RunStoreError, toRunStoreError } from './errors.js';
+import { ErrorCode, RunStoreError, toRunStoreError } from './errors.js';
 import { METHODS, PARAMETERS } from './methods.js';
 import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
@@ -152,11 +152,18 @@ export class RunStore {
   /**
    * Syncs the store's journal with a runstore sync server (js/sync.js): pushes local appends
    * the server lacks, pulls the server's; resolves to a summary with any conflicts. The sync
-   * code is loaded on the first call: an app that never syncs does not download it.
+   * code is loaded on the first call: an app that never syncs does not download it. A page
+   * that cannot load it (offline before its first sync) gets UNAVAILABLE, as for a server it
+   * cannot reach: nothing was synced, and a later call tries again.
    * @param {import('./index').SyncOptions} options
    */
   async sync(options) {
-    const { syncStore } = await import('./sync.js');
+    let syncStore;
+    try {
+      ({ syncStore } = await import('./sync.js'));
+    } catch (error) {
+      throw new RunStoreError(ErrorCode.UNAVAILABLE, `the sync code did not load (${error?.message ?? error}): nothing was synced`);
+    }
     return syncStore(this, options);
   }
 

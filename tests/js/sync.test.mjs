@@ -430,3 +430,30 @@ test('bad options and malformed or unknown server answers reject with a document
     },
   );
 });
+
+test('a page that cannot load the sync code gets UNAVAILABLE, and syncs once it can', async () => {
+  server ??= await startSyncServer(settings);
+  const profile = await PageClient.open('sync-offline', TEST_APP);
+  try {
+    // `store.sync()` loads its code on its first call: this page is cut off from that file.
+    const chunk = /\/assets\/sync-[\w-]+\.js$/;
+    await profile.page.route(chunk, (route) => route.abort('internetdisconnected'));
+    const attempt = () =>
+      profile.page.evaluate(async ({ url, token, namespace }) => {
+        try {
+          const summary = await window.store.sync({ url, token, namespace });
+          return { pulled: summary.pulled };
+        } catch (error) {
+          return { code: error.code, isRunStoreError: error instanceof window.runstore.RunStoreError, message: error.message };
+        }
+      }, { url: settings.url, token: TOKEN, namespace: NAMESPACE });
+    const cut = await attempt();
+    assert.equal(cut.code, 'UNAVAILABLE', JSON.stringify(cut));
+    assert.equal(cut.isRunStoreError, true, JSON.stringify(cut));
+    await profile.page.unroute(chunk);
+    const synced = await attempt();
+    assert.ok(synced.pulled?.workflows > 0, JSON.stringify(synced));
+  } finally {
+    await profile.close();
+  }
+});
