@@ -33,8 +33,7 @@ sum_gzipped() {
 client_gz=$(sum_gzipped "${client[@]}")
 wasm_gz=$(gzipped "$wasm")
 glue_raw=$(cat "${glue[@]}" | wc -c | tr -d ' ')
-glue_gz=0
-for file in "${glue[@]}"; do glue_gz=$((glue_gz + $(gzipped "$file"))); done
+glue_gz=$(sum_gzipped "${glue[@]}")
 total_gz=$((wasm_gz + glue_gz + client_gz))
 report() {
   printf '[build] %-28s %9s B raw %9s B gzipped\n' "$wasm" "$(size "$wasm")" "$wasm_gz"
