@@ -150,20 +150,34 @@ impl Node {
     /// Whether process `pid` has ended but its parent has not collected it yet (Linux, where
     /// `/proc` says so): it answers signal 0, but holds nothing any more.
     fn is_zombie(&self, pid: u32) -> bool {
-        let Ok(stat) = self.fs.read_text_sync(&format!("/proc/{pid}/stat"), "utf8") else {
-            return false;
-        };
-        // `pid (command) state ...`: the command may hold spaces and parentheses.
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        state == Some("Z")
+        self.stat_fields(&pid.to_string())
+            .is_some_and(|fields| fields.first().map(String::as_str) == Some("Z"))
     }
 
-    /// When this process started, in milliseconds since the epoch: what tells it from an
-    /// earlier process that had the same pid.
+    /// The fields of `/proc/<pid>/stat` after the command, from the state (field 3) on: Linux
+    /// only, `None` elsewhere.
+    fn stat_fields(&self, pid: &str) -> Option<Vec<String>> {
+        let stat = self
+            .fs
+            .read_text_sync(&format!("/proc/{pid}/stat"), "utf8")
+            .ok()?;
+        // `pid (command) state ...`: the command may hold spaces and parentheses.
+        let (_, rest) = stat.rsplit_once(')')?;
+        Some(rest.split_whitespace().map(str::to_owned).collect())
+    }
+
+    /// When this process started, in milliseconds: what tells it from an earlier process that
+    /// had the same pid, the same in every thread. On Linux the kernel's start time (field 22
+    /// of `/proc/self/stat`, in ticks of 10 ms since boot); elsewhere the wall clock less the
+    /// uptime, which Bun counts in a Worker from the worker's own start.
     pub(super) fn process_start_ms(&self) -> f64 {
-        (js_sys::Date::now() - self.process.uptime() * 1000.0).round()
+        let ticks = self
+            .stat_fields("self")
+            .and_then(|fields| fields.get(22 - 3)?.parse::<f64>().ok());
+        match ticks {
+            Some(ticks) => ticks * 10.0,
+            None => (js_sys::Date::now() - self.process.uptime() * 1000.0).round(),
+        }
     }
 
     /// Milliseconds since `path` last changed, or `None` when it cannot be read.

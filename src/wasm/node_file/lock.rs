@@ -24,8 +24,8 @@ const UNNAMED_HOLDER_MS: f64 = 2_000.0;
 /// Attempts to take a lock that keeps being released and taken by others before answering BUSY.
 const ATTEMPTS: usize = 3;
 
-/// How far two threads of one process may disagree on when it started (each computes it from
-/// the wall clock and the process's uptime).
+/// How far two threads of one process may disagree on when it started (outside Linux each
+/// computes it from the wall clock and the process's uptime; see `Node::process_start_ms`).
 const SAME_START_MS: f64 = 250.0;
 
 /// A held lock file, removed by [`FileLock::release`] or when dropped.
