@@ -19,6 +19,8 @@ export type ErrorCodeName =
   | 'BACKEND'
   | 'UNAVAILABLE'
   | 'UNAUTHORIZED'
+  /** An encrypted store opened with a key not its own or without one, or a plain store opened with a key. */
+  | 'WRONG_KEY'
   /** runstore/workflow: a run whose code no longer replays its history. */
   | 'NON_DETERMINISM'
   /** runstore/workflow: a `once` step whose attempt may or may not have run. */

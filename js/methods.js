@@ -77,7 +77,8 @@ export const PARAMETERS = Object.freeze({
   changesSince: ['after', 'limit'],
   storageStats: [],
   vacuum: [],
-  exportDatabase: [],
+  rekey: ['key'],
+  exportDatabase: ['options'],
   importDatabase: ['bytes', 'requestId'],
 });
 

@@ -41,6 +41,8 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 export function serve(scope, env) {
   const { init, RunStoreCore, locks, BroadcastChannel, storage } = env;
   let store = null;
+  /** The key the store was opened with (checked against a joining tab's). */
+  let openedKey;
   /** Whether an open has begun: a warm-up (see `warm`) then stops. */
   let openBegun = false;
   /** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
@@ -159,6 +161,7 @@ export function serve(scope, env) {
     leads = Boolean(lead);
     if (lead) await holdAliveLock(lead.aliveLock);
     const phases = await openStore(name, options, lead);
+    openedKey = options?.key;
     if (!lead) return { persistence: store.persistence };
     startServing(lead);
     // Where the store lives: what `persistence: 'auto'` took, for the page's `store.persistence`.
@@ -185,10 +188,17 @@ export function serve(scope, env) {
     };
   }
 
-  /** The store's checks of a joining tab's name and options, as `open` runs them. */
+  /**
+   * The store's checks of a joining tab's name and options, as `open` runs them; and its key
+   * against the one this worker opened the store with: a tab that could not open the store
+   * itself does not read it through the leader.
+   */
   function checked([name, options]) {
     try {
       RunStoreCore.__checkOpen(name, options);
+      if (!sameKey(openedKey, options?.key)) {
+        throw new RunStoreError('WRONG_KEY', 'wrong key: the key does not open this store (the leader tab opened it with another)');
+      }
       return { ok: true };
     } catch (error) {
       return { ok: false, error: serializeError(error) };
@@ -461,4 +471,14 @@ export function serve(scope, env) {
   }
 
   scope.addEventListener('message', (event) => receive(event.data, (answer) => scope.postMessage(forPage(answer))));
+}
+
+/** Whether two keys of `open`'s options are the same: both absent, equal strings or equal bytes. */
+function sameKey(a, b) {
+  if (a == null || b == null) return a == null && b == null;
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || a.byteLength !== b.byteLength) return false;
+  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  return x.every((byte, index) => byte === y[index]);
 }

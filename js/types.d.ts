@@ -35,6 +35,22 @@ export interface OpenOptions {
   directory?: string;
   /** `"full"` (default): a returned commit survives a crash and a power loss. `"relaxed"`: it survives a crash of the tab or worker; a power loss may drop the last commits. */
   durability?: 'full' | 'relaxed';
+  /**
+   * The key of an encrypted store (SQLCipher: AES-256, every page authenticated): a
+   * passphrase (stretched with PBKDF2-HMAC-SHA512, 256,000 rounds, at every open) or a
+   * `Uint8Array` of 32 random bytes (used as they are). A new store is created encrypted; an
+   * existing one opens only with its own key, else WRONG_KEY and nothing is written. A plain
+   * store opened with a key, and an encrypted one opened without, are WRONG_KEY too. Tabs that
+   * share a store give the same key, in the same form. A memory store is not stored and
+   * ignores it.
+   */
+  key?: string | Uint8Array;
+}
+
+/** How `exportDatabase` writes the file. */
+export interface ExportOptions {
+  /** An encrypted store's content as a plain SQLite file, readable by whoever holds it (default false: encrypted with the store's key). */
+  plain?: boolean | null;
 }
 
 // ----- paging -----

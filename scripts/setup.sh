@@ -74,6 +74,8 @@ setup_system_packages() {
   apt_install chromium chromium-driver firefox-esr webkit2gtk-driver xvfb
   # The PostgreSQL server for the PgStore tests (scripts/test-postgres.sh starts a cluster).
   apt_install postgresql
+  # OpenSSL's libcrypto, which the native build's SQLCipher links (the `cipher` feature).
+  apt_install libssl-dev pkg-config
   if ! command -v clang-22 >/dev/null && ! command -v clang >/dev/null; then apt_install clang-22 lld-22; fi
 }
 

@@ -40,7 +40,8 @@ export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 LIMIT_S=${JS_ENGINE_LIMIT_S:-1200}
 ALL=(tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/storage-full.test.mjs
   tests/js/crash.test.mjs tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs
-  tests/js/inspector.test.mjs tests/js/inspector-screens.test.mjs tests/js/inspector-sync.test.mjs)
+  tests/js/inspector.test.mjs tests/js/inspector-screens.test.mjs tests/js/inspector-sync.test.mjs
+  tests/js/cipher.test.mjs)
 
 # run ENGINE MEDIUM FILE...: the files in one engine on one medium, named in the log.
 run() {
@@ -81,13 +82,13 @@ for engine in "${engines[@]}"; do
     webkit)
       run webkit indexeddb tests/js/package.test.mjs tests/js/hostile-input.test.mjs tests/js/crash.test.mjs \
         tests/js/tabs.test.mjs tests/js/export-import.test.mjs tests/js/workflow.test.mjs tests/js/inspector.test.mjs \
-        tests/js/inspector-screens.test.mjs tests/js/inspector-sync.test.mjs ;;
+        tests/js/inspector-screens.test.mjs tests/js/inspector-sync.test.mjs tests/js/cipher.test.mjs ;;
     *) echo "unknown engine $engine (chromium, firefox or webkit)" >&2; exit 2 ;;
   esac
 done
 
 echo "=== the package's cases in Node $(node --version) (tests/app's installed package, the store in the process)"
-RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
+RUNSTORE_HOST=node node --test tests/js/package.test.mjs tests/js/workflow.test.mjs tests/js/cipher.test.mjs
 echo "=== the same on the file medium, the file medium's own cases, and processes killed while they write to it"
 RUNSTORE_HOST=node RUNSTORE_MEDIUM=file node --test tests/js/package.test.mjs tests/js/workflow.test.mjs
 # The crash test checks each killed writer's file with stock SQLite too: better-sqlite3, from tests/langgraph.

@@ -108,6 +108,11 @@ pub enum Error {
     #[error("unauthorized: {message}")]
     Unauthorized { message: String },
 
+    /// An encrypted store opened with a key that is not its own or without one, or a plain
+    /// store opened with a key. Nothing was written.
+    #[error("wrong key: {message}")]
+    WrongKey { message: String },
+
     /// Operation `index` of a step failed with `error`; nothing of the step was written. Its
     /// [`Error::code`] is the code of `error`.
     #[error("operation {index} of the step failed: {error}")]
@@ -179,6 +184,7 @@ impl Error {
             Error::Backend { .. } => "BACKEND",
             Error::Unavailable { .. } => "UNAVAILABLE",
             Error::Unauthorized { .. } => "UNAUTHORIZED",
+            Error::WrongKey { .. } => "WRONG_KEY",
             Error::Operation { error, .. } => error.code(),
         }
     }

@@ -53,4 +53,6 @@ pub use model::sync::*;
 pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
-pub use sqlite::{Durability, ImportOutcome, Medium, SqliteStore, KEPT_CHANGES, SCHEMA_VERSION};
+pub use sqlite::{
+    Durability, ImportOutcome, Key, Medium, SqliteStore, KEPT_CHANGES, SCHEMA_VERSION,
+};

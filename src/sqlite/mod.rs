@@ -20,6 +20,7 @@ mod migrations;
 mod artifacts;
 mod change_feed;
 mod checkpoints;
+mod cipher;
 mod conversations;
 mod effects;
 mod import_rules;
@@ -48,6 +49,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
 pub use change_feed::KEPT_CHANGES;
+pub use cipher::Key;
 pub use migrations::SCHEMA_VERSION;
 pub use transfer::ImportOutcome;
 
@@ -98,6 +100,8 @@ pub struct SqliteStore {
     room: room::Room,
     /// The newest request of each scope of the request log, as this connection knows it.
     newest: steps::Newest,
+    /// The key the store was opened with (SQLCipher encrypts its pages), for its exports.
+    key: Option<Key>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -124,6 +128,21 @@ impl SqliteStore {
         Self::from_connection(Connection::open(path)?, Medium::NativeFile, durability)
     }
 
+    /// Opens (creating if needed) a store in a native file encrypted with `key` (see [`Key`]);
+    /// the browser build opens the same file with the same key.
+    ///
+    /// # Errors
+    /// [`Error::WrongKey`] when the file is not encrypted with `key` (nothing is written);
+    /// otherwise as [`SqliteStore::open`].
+    pub fn open_encrypted(
+        path: impl AsRef<Path>,
+        key: &Key,
+        durability: Durability,
+    ) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        Self::from_connection_with_key(conn, Medium::NativeFile, durability, Some(key))
+    }
+
     /// Opens a private in-memory store.
     ///
     /// # Errors
@@ -142,10 +161,26 @@ impl SqliteStore {
     /// # Errors
     /// As [`SqliteStore::open`].
     pub fn from_connection(
-        mut conn: Connection,
+        conn: Connection,
         medium: Medium,
         durability: Durability,
     ) -> Result<Self> {
+        Self::from_connection_with_key(conn, medium, durability, None)
+    }
+
+    /// As [`SqliteStore::from_connection`], for a store encrypted with `key` when there is one.
+    /// The key is proved by the first read, before any setting touches the file.
+    ///
+    /// # Errors
+    /// [`Error::WrongKey`] when the key (or its absence) does not open the file; otherwise as
+    /// [`SqliteStore::open`].
+    pub fn from_connection_with_key(
+        mut conn: Connection,
+        medium: Medium,
+        durability: Durability,
+        key: Option<&Key>,
+    ) -> Result<Self> {
+        cipher::unlock(&conn, key)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         // Room for every hot statement of every area (about 70); the default 16 would evict them
         // as soon as an application uses more than one or two areas.
@@ -156,6 +191,7 @@ impl SqliteStore {
             // the first read. It changes nothing in the file.
             conn.pragma_update_and_check(None, "locking_mode", "EXCLUSIVE", |_| Ok(()))?;
         }
+        cipher::prove_key(&conn, key.is_some())?;
         // Refuse a newer database before any setting touches its file.
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;
@@ -167,9 +203,27 @@ impl SqliteStore {
             release_after_step: Cell::new(false),
             room,
             newest: steps::Newest::default(),
+            key: key.cloned(),
         };
         store.release_space_left();
         Ok(store)
+    }
+
+    /// Encrypts every page of this encrypted store again under `key`, in place: the store is
+    /// then opened with `key` only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (field `key`) for a store opened without a key; the errors of
+    /// a write.
+    pub fn rekey(&mut self, key: &Key) -> Result<()> {
+        cipher::rekey(&self.conn, self.key.is_some(), key)?;
+        self.key = Some(key.clone());
+        Ok(())
+    }
+
+    /// Whether the store was opened with a key.
+    pub fn is_encrypted(&self) -> bool {
+        self.key.is_some()
     }
 
     /// Hands back the connection, for SQL the store does not offer (the benchmarks' plain-SQL

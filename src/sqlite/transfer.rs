@@ -17,13 +17,13 @@
 use std::io::Read;
 
 use rusqlite::backup::{Backup, StepResult};
-use rusqlite::{Connection, Transaction, TransactionBehavior, MAIN_DB};
+use rusqlite::{ffi, Connection, Transaction, TransactionBehavior, MAIN_DB};
 use sha2::{Digest, Sha256};
 
 use super::import_rules::check_rules;
 use super::migrations::{self, expected_schema, schema_of, SCHEMA_VERSION};
 use super::steps::{forget_through, record, recorded, Newest};
-use super::{change_feed, SqliteStore};
+use super::{change_feed, Key, SqliteStore};
 use crate::backend::checks::check_id;
 use crate::backend::hex;
 use crate::backend::requests::{decide, Decision};
@@ -51,6 +51,9 @@ const HEADER_BYTES: usize = 100;
 /// The name the file being imported is attached under, for the copy.
 const IMPORT_SCHEMA: &str = "runstore_import";
 
+/// The name an encrypted store's export is attached under while it is written.
+const EXPORT_SCHEMA: &str = "runstore_export";
+
 impl SqliteStore {
     /// The whole store as the bytes of one SQLite database file, for [`SqliteStore::import_bytes`]
     /// (here or in any other store, native or in the browser). A consistent snapshot: writes
@@ -61,7 +64,30 @@ impl SqliteStore {
     /// # Errors
     /// [`Error::Busy`] when another connection's write kept the snapshot from completing;
     /// [`Error::Backend`] (or [`Error::StorageFull`] for memory) otherwise.
+    ///
+    /// An encrypted store's export is encrypted with the store's key: only a store opened
+    /// with that key imports it. [`SqliteStore::export_plain_bytes`] gives a plain file.
     pub fn export_bytes(&self) -> Result<Vec<u8>> {
+        match &self.key {
+            Some(key) => self.export_through_cipher(Some(key)),
+            None => self.export_copy(),
+        }
+    }
+
+    /// As [`SqliteStore::export_bytes`], always as a plain SQLite file: an encrypted store's
+    /// content decrypted, readable by anyone who holds the bytes.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::export_bytes`].
+    pub fn export_plain_bytes(&self) -> Result<Vec<u8>> {
+        match &self.key {
+            Some(_) => self.export_through_cipher(None),
+            None => self.export_copy(),
+        }
+    }
+
+    /// A plain store's export: a snapshot by the backup API, compacted.
+    fn export_copy(&self) -> Result<Vec<u8>> {
         let mut copy = Connection::open_in_memory()?;
         {
             let backup = Backup::new(&self.conn, &mut copy)?;
@@ -76,6 +102,44 @@ impl SqliteStore {
         let mut bytes = copy.serialize(MAIN_DB)?.to_vec();
         set_rollback_mode(&mut bytes);
         Ok(bytes)
+    }
+
+    /// An encrypted store's export through `sqlcipher_export`, which copies between an
+    /// encrypted and a plain database where the backup API refuses to: encrypted with `key`,
+    /// or plain. The copy is made in a database of SQLite's in-memory VFS (`memdb`), whose
+    /// bytes are the file as SQLCipher wrote it.
+    fn export_through_cipher(&self, key: Option<&Key>) -> Result<Vec<u8>> {
+        let key_text = key.map(Key::pragma_value).unwrap_or_default();
+        self.conn.execute(
+            &format!("ATTACH 'file:runstore-export?vfs=memdb' AS {EXPORT_SCHEMA} KEY ?1"),
+            [&key_text],
+        )?;
+        let exported = self
+            .export_into_attached()
+            .and_then(|()| serialized(&self.conn, EXPORT_SCHEMA));
+        let detached = self.conn.execute_batch(&format!("DETACH {EXPORT_SCHEMA}"));
+        let mut bytes = exported?;
+        detached?;
+        if key.is_none() {
+            set_rollback_mode(&mut bytes);
+        }
+        Ok(bytes)
+    }
+
+    /// Copies the store into the attached export database, in one read transaction (a
+    /// snapshot, as the backup API's).
+    fn export_into_attached(&self) -> Result<()> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)?;
+        tx.query_row(
+            &format!("SELECT sqlcipher_export('{EXPORT_SCHEMA}')"),
+            [],
+            |_| Ok(()),
+        )?;
+        // The copy has the schema and the rows, not the header's schema version.
+        let version = migrations::user_version(&tx)?;
+        tx.pragma_update(Some(EXPORT_SCHEMA), "user_version", version)?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Writes the whole store, compacted, to a new database file at `path` (`VACUUM INTO`),
@@ -151,8 +215,16 @@ impl SqliteStore {
         if let Some(id) = request_id {
             check_id("requestId", id)?;
         }
-        let schema_version = check_header(field, bytes)?;
         let fingerprint = import_fingerprint(bytes);
+        let decrypted;
+        let bytes = match &self.key {
+            Some(key) if !bytes.starts_with(SQLITE_MAGIC) => {
+                decrypted = decrypt(field, bytes, key)?;
+                &decrypted[..]
+            }
+            _ => bytes,
+        };
+        let schema_version = check_header(field, bytes)?;
         let done = ImportOutcome {
             schema_version,
             replayed: true,
@@ -163,14 +235,9 @@ impl SqliteStore {
                 return Ok(done);
             }
         }
-        let mut candidate = load_checked(field, bytes)?;
-        let image = candidate.serialize(MAIN_DB)?;
-        self.conn
-            .execute_batch(&format!("ATTACH ':memory:' AS {IMPORT_SCHEMA}"))?;
+        let candidate = load_checked(field, bytes)?;
         let copied = self
-            .conn
-            .deserialize_read_exact(IMPORT_SCHEMA, &image[..], image.len(), false)
-            .map_err(Error::from)
+            .attach_candidate(candidate)
             .and_then(|()| self.replace_with_attached(field, request_id, &fingerprint));
         // The log's rows were replaced, or rolled back: its newest requests are read anew.
         self.newest.forget();
@@ -182,6 +249,28 @@ impl SqliteStore {
             self.release_space();
         }
         Ok(ImportOutcome { replayed, ..done })
+    }
+
+    /// Attaches the checked file to the store's connection as [`IMPORT_SCHEMA`]. An encrypted
+    /// store's attachment is plain (`KEY ''`) and filled by the backup API: deserializing into
+    /// it would attach it again under the store's key.
+    fn attach_candidate(&mut self, mut candidate: Connection) -> Result<()> {
+        if self.key.is_none() {
+            let image = candidate.serialize(MAIN_DB)?;
+            self.conn
+                .execute_batch(&format!("ATTACH ':memory:' AS {IMPORT_SCHEMA}"))?;
+            return Ok(self.conn.deserialize_read_exact(
+                IMPORT_SCHEMA,
+                &image[..],
+                image.len(),
+                false,
+            )?);
+        }
+        self.conn
+            .execute_batch(&format!("ATTACH ':memory:' AS {IMPORT_SCHEMA} KEY ''"))?;
+        let backup = Backup::new_with_names(&candidate, MAIN_DB, &mut self.conn, IMPORT_SCHEMA)?;
+        backup.step(-1)?;
+        Ok(())
     }
 
     /// Replaces the rows of every table with the attached file's, in one transaction.
@@ -243,11 +332,63 @@ impl SqliteStore {
     }
 }
 
+/// The bytes of the attached database `schema` (`sqlite3_serialize`, which rusqlite offers only
+/// on a connection held mutably; the store's is shared by its methods). For a `memdb`
+/// database they are its storage as written, encrypted pages and all.
+fn serialized(conn: &Connection, schema: &str) -> Result<Vec<u8>> {
+    let name = std::ffi::CString::new(schema).expect("a schema name of the store's own");
+    let mut size: ffi::sqlite3_int64 = 0;
+    // SAFETY: the handle is the open connection's; SQLite allocates the copy it returns, which
+    // is read once and freed with sqlite3_free before anything else runs on the connection.
+    unsafe {
+        let data = ffi::sqlite3_serialize(conn.handle(), name.as_ptr(), &mut size, 0);
+        if data.is_null() {
+            return Err(Error::Backend {
+                message: format!("the export of {schema} could not be read back"),
+            });
+        }
+        let length = usize::try_from(size).unwrap_or(0);
+        let bytes = std::slice::from_raw_parts(data, length).to_vec();
+        ffi::sqlite3_free(data.cast());
+        Ok(bytes)
+    }
+}
+
+/// An encrypted export's bytes decrypted with the store's `key`, as a plain database file.
+///
+/// # Errors
+/// [`Error::WrongKey`] when `key` does not open them (another store's export, or bytes that
+/// are no database at all); [`Error::InvalidInput`] when they cannot be loaded.
+fn decrypt(field: &str, bytes: &[u8], key: &Key) -> Result<Vec<u8>> {
+    let mut conn = Connection::open_in_memory()?;
+    conn.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), true)
+        .map_err(|error| Error::invalid(field, format!("cannot be loaded: {error}")))?;
+    super::cipher::unlock(&conn, Some(key))?;
+    super::cipher::prove_key(&conn, true).map_err(|error| match error {
+        Error::WrongKey { .. } => Error::WrongKey {
+            message: format!(
+                "{field} is not a plain SQLite database file, nor one encrypted with this \
+                 store's key"
+            ),
+        },
+        other => other,
+    })?;
+    conn.execute_batch("ATTACH ':memory:' AS plain KEY ''")?;
+    conn.query_row("SELECT sqlcipher_export('plain')", [], |_| Ok(()))?;
+    let version = migrations::user_version(&conn)?;
+    conn.pragma_update(Some("plain"), "user_version", version)?;
+    Ok(conn.serialize("plain")?.to_vec())
+}
+
 /// Checks what can be checked without reading the file as a database: the signature, and a
 /// length of whole pages. Returns the schema version the header names (`user_version`).
 fn check_header(field: &str, bytes: &[u8]) -> Result<u32> {
     if bytes.len() < HEADER_BYTES || !bytes.starts_with(SQLITE_MAGIC) {
-        return Err(Error::invalid(field, "is not a SQLite database file"));
+        return Err(Error::invalid(
+            field,
+            "is not a SQLite database file (an encrypted export is imported by a store opened \
+             with its key)",
+        ));
     }
     let page_size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
         1 => 65_536,

@@ -17,7 +17,7 @@ use super::convert::{input, input_or_default, js_error, output, output_json};
 use super::persistence::{self, Persistence, Place};
 use super::reserve::Reserve;
 use super::to_js;
-use crate::{Durability, Error, Result, SqliteStore};
+use crate::{Durability, Error, Key, Result, SqliteStore};
 
 #[derive(Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -29,6 +29,44 @@ struct OpenOptions {
     /// The file medium's directory (see `persistence::check_directory`).
     #[serde(default)]
     directory: Option<String>,
+    /// The store's key: a passphrase or 32 bytes (see `crate::Key`). Never answered back.
+    #[serde(default, skip_serializing)]
+    key: Option<KeyOption>,
+}
+
+/// A key as JS gives it: a string is a passphrase, a `Uint8Array` the key's 32 bytes.
+struct KeyOption(Key);
+
+impl<'de> Deserialize<'de> for KeyOption {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl serde::de::Visitor<'_> for KeyVisitor {
+    type Value = KeyOption;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a passphrase (a string) or 32 bytes (a Uint8Array)")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<KeyOption, E> {
+        Key::passphrase(text).map(KeyOption).map_err(key_error)
+    }
+
+    fn visit_byte_buf<E: serde::de::Error>(self, bytes: Vec<u8>) -> Result<KeyOption, E> {
+        Key::from_bytes(&bytes).map(KeyOption).map_err(key_error)
+    }
+}
+
+/// A refused key's reason, without its field (the path says `options.key`).
+fn key_error<E: serde::de::Error>(error: Error) -> E {
+    match error {
+        Error::InvalidInput { reason, .. } => E::custom(reason),
+        other => E::custom(other),
+    }
 }
 
 /// The arguments of `open`, read and checked: a persistent store's name must be a pool name
@@ -187,10 +225,16 @@ impl RunStoreCore {
     ) -> Result<RunStoreCore, JsValue> {
         let (name, options) = open_arguments(name, options)?;
         let directory = options.directory.as_deref();
-        let (store, place) =
-            persistence::open(&name, options.persistence, directory, options.durability)
-                .await
-                .map_err(js_error)?;
+        let key = options.key.as_ref().map(|key| &key.0);
+        let (store, place) = persistence::open(
+            &name,
+            options.persistence,
+            directory,
+            options.durability,
+            key,
+        )
+        .await
+        .map_err(js_error)?;
         let reserve = match &place {
             Place::Opfs(pool) => Some(Reserve::acquire(pool.name()).await),
             _ => None,
@@ -206,6 +250,18 @@ impl RunStoreCore {
             place: Some(place),
             reserve,
         })
+    }
+
+    /// Encrypts every page of this encrypted store again under `key` (a passphrase, or a `Uint8Array` of 32 bytes), in place: it then opens with `key` only. INVALID_INPUT for a store opened without a key.
+    #[wasm_bindgen(js_name = rekey, unchecked_return_type = "undefined")]
+    pub fn rekey(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] key: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let KeyOption(key) = input("key", key)?;
+        let store = self.store_mut().map_err(js_error)?;
+        store.rekey(&key).map_err(js_error)?;
+        Ok(JsValue::UNDEFINED)
     }
 
     /// Where the store keeps its database: `"opfs"`, `"indexeddb"`, `"memory"` or `"file"`

@@ -61,7 +61,7 @@ use sqlite_wasm_vfs::sahpool::{self, OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSA
 use wasm_bindgen::JsCast;
 
 use crate::error::{Error, Result};
-use crate::sqlite::{Durability, Medium, SqliteStore};
+use crate::sqlite::{Durability, Key, Medium, SqliteStore};
 use lock::WebLock;
 
 /// Slots a new pool holds: a database takes one for its file and one for its WAL.
@@ -254,6 +254,19 @@ impl OpfsPool {
     /// - [`Error::SchemaTooNew`], [`Error::Corrupt`], [`Error::Backend`] as
     ///   [`SqliteStore::open`]; a closed pool is [`Error::Backend`].
     pub fn open(&self, db: &str, durability: Durability) -> Result<SqliteStore> {
+        self.open_with_key(db, durability, None)
+    }
+
+    /// As [`OpfsPool::open`], for a database encrypted with `key` when there is one.
+    ///
+    /// # Errors
+    /// As [`OpfsPool::open`]; [`Error::WrongKey`] when the key does not open the database.
+    pub fn open_with_key(
+        &self,
+        db: &str,
+        durability: Durability,
+        key: Option<&Key>,
+    ) -> Result<SqliteStore> {
         let path = db_path(db)?;
         self.check_open()?;
         self.refuse_in_use(&path)?;
@@ -262,7 +275,7 @@ impl OpfsPool {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(&path, flags, self.name.as_str())?;
-        SqliteStore::from_connection(conn, Medium::Sahpool, durability)
+        SqliteStore::from_connection_with_key(conn, Medium::Sahpool, durability, key)
     }
 
     /// Deletes the database `db` and its journal files from the pool, freeing their slots.

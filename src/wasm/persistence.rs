@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::node_file::{self, FileLock};
 use super::{install_idb, install_pool, open_in_memory, IdbPool, OpfsPool};
-use crate::{Durability, Error, Result, SqliteStore};
+use crate::{Durability, Error, Key, Result, SqliteStore};
 
 /// Where `RunStoreCore.open` keeps the database.
 #[derive(Deserialize, Serialize, Clone, Copy, Default, PartialEq, Eq, Debug)]
@@ -71,9 +71,10 @@ pub(super) async fn open(
     persistence: Persistence,
     directory: Option<&str>,
     durability: Durability,
+    key: Option<&Key>,
 ) -> Result<(SqliteStore, Place)> {
     if let Some(directory) = directory {
-        let (store, lock) = node_file::open(directory, name, durability)?;
+        let (store, lock) = node_file::open(directory, name, durability, key)?;
         return Ok((store, Place::File(lock)));
     }
     match persistence {
@@ -81,11 +82,12 @@ pub(super) async fn open(
             "options.directory",
             "persistence 'file' needs a directory",
         )),
-        Persistence::Opfs => open_opfs(name, durability).await,
-        Persistence::IndexedDb => open_indexeddb(name, durability).await,
+        Persistence::Opfs => open_opfs(name, durability, key).await,
+        Persistence::IndexedDb => open_indexeddb(name, durability, key).await,
         Persistence::Memory => Ok((open_in_memory()?, Place::Memory)),
-        Persistence::Auto => match open_opfs(name, durability).await {
-            Err(Error::OpfsUnavailable { .. }) => match open_indexeddb(name, durability).await {
+        Persistence::Auto => match open_opfs(name, durability, key).await {
+            Err(Error::OpfsUnavailable { .. }) => match open_indexeddb(name, durability, key).await
+            {
                 Err(Error::OpfsUnavailable { .. }) => Ok((open_in_memory()?, Place::Memory)),
                 opened => opened,
             },
@@ -94,9 +96,13 @@ pub(super) async fn open(
     }
 }
 
-async fn open_opfs(name: &str, durability: Durability) -> Result<(SqliteStore, Place)> {
+async fn open_opfs(
+    name: &str,
+    durability: Durability,
+    key: Option<&Key>,
+) -> Result<(SqliteStore, Place)> {
     let pool = install_pool(name).await?;
-    match pool.open(DATABASE_FILE, durability) {
+    match pool.open_with_key(DATABASE_FILE, durability, key) {
         Ok(store) => Ok((store, Place::Opfs(pool))),
         Err(error) => {
             // The open's error is the one worth reporting.
@@ -108,9 +114,13 @@ async fn open_opfs(name: &str, durability: Durability) -> Result<(SqliteStore, P
 
 /// Opens the IndexedDB store and stores it at once: a new store's schema is in IndexedDB
 /// before the open resolves.
-async fn open_indexeddb(name: &str, durability: Durability) -> Result<(SqliteStore, Place)> {
+async fn open_indexeddb(
+    name: &str,
+    durability: Durability,
+    key: Option<&Key>,
+) -> Result<(SqliteStore, Place)> {
     let pool = install_idb(name).await?;
-    let opened = pool.open(DATABASE_FILE, durability);
+    let opened = pool.open_with_key(DATABASE_FILE, durability, key);
     let flushed = match &opened {
         Ok(_) => pool.flush().await,
         Err(_) => Ok(()),

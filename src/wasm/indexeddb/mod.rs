@@ -45,7 +45,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::lock::WebLock;
 use super::{check_pool_name, db_path, lock_name};
 use crate::error::{Error, Result};
-use crate::sqlite::{Durability, Medium, SqliteStore};
+use crate::sqlite::{Durability, Key, Medium, SqliteStore};
 
 #[doc(hidden)]
 pub use vfs::check_vfs_contract;
@@ -160,6 +160,20 @@ impl IdbPool {
     /// - [`Error::SchemaTooNew`], [`Error::Corrupt`], [`Error::Backend`] as
     ///   [`SqliteStore::open`]; a closed pool is [`Error::Backend`].
     pub fn open(&self, db: &str, durability: Durability) -> Result<SqliteStore> {
+        self.open_with_key(db, durability, None)
+    }
+
+    /// As [`IdbPool::open`], for a database encrypted with `key` when there is one: IndexedDB
+    /// then holds only encrypted pages.
+    ///
+    /// # Errors
+    /// As [`IdbPool::open`]; [`Error::WrongKey`] when the key does not open the database.
+    pub fn open_with_key(
+        &self,
+        db: &str,
+        durability: Durability,
+        key: Option<&Key>,
+    ) -> Result<SqliteStore> {
         let path = db_path(db)?;
         self.check_open()?;
         if self.files.borrow().is_open(&path) {
@@ -175,7 +189,7 @@ impl IdbPool {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(&path, flags, self.vfs_name.as_str())?;
-        SqliteStore::from_connection(conn, Medium::IndexedDb, durability)
+        SqliteStore::from_connection_with_key(conn, Medium::IndexedDb, durability, key)
     }
 
     /// Deletes the database `db` (from IndexedDB at the next flush). Returns whether it

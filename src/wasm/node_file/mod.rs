@@ -14,7 +14,7 @@ use std::rc::Rc;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
-use crate::sqlite::{Durability, Medium, SqliteStore};
+use crate::sqlite::{Durability, Key, Medium, SqliteStore};
 use fs::Node;
 pub(super) use lock::FileLock;
 
@@ -65,6 +65,7 @@ pub(super) fn open(
     directory: &str,
     name: &str,
     durability: Durability,
+    key: Option<&Key>,
 ) -> Result<(SqliteStore, FileLock)> {
     let Some(node) = registered()? else {
         return Err(Error::Backend {
@@ -85,6 +86,6 @@ pub(super) fn open(
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags_and_vfs(&path, flags, VFS_NAME)?;
     // On failure the lock goes with it.
-    let store = SqliteStore::from_connection(conn, Medium::NodeFile, durability)?;
+    let store = SqliteStore::from_connection_with_key(conn, Medium::NodeFile, durability, key)?;
     Ok((store, lock))
 }

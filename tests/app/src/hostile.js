@@ -439,11 +439,13 @@ function validArgs(r, exported) {
       ] },
     ])],
     requestOutcome: [`req-${r.int(9)}`], purgeWorkflows: [NOW, 10], changesSince: [r.int(20), 1 + r.int(100)], storageStats: [], vacuum: [],
+    // The hostile store is plain: every rekey is refused, whatever its key.
+    rekey: [r.pick(['a passphrase', new Uint8Array(32)])],
     syncTarget: ['ns'],
     syncWorkflows: ['ns', r.pick([{ select: 'all' }, { select: 'changed', after: 0, through: 9 }, { select: 'inState', state: 'conflict' }]), { limit: 5 }],
     syncHeads: ['ns', ['wf', 'x']],
     // Never a runstore database, or the store as it was seeded (which brings it back to that).
-    exportDatabase: [], importDatabase: [r.next() < 0.5 ? new Uint8Array(512) : exported, null],
+    exportDatabase: [r.pick([undefined, { plain: true }])], importDatabase: [r.next() < 0.5 ? new Uint8Array(512) : exported, null],
   };
 }
 

@@ -1,0 +1,131 @@
+//! Encryption at rest with SQLCipher: every page of the database, its WAL and its journal is
+//! encrypted (AES-256 in CBC mode, each page authenticated with HMAC-SHA512), in the same
+//! file format natively (OpenSSL's crypto) and in the browser (libtomcrypt). A store opened
+//! with a [`Key`] gives it to SQLCipher before anything is read, and is then read once to
+//! prove the key: a wrong one is [`Error::WrongKey`] before any setting touches the file.
+
+use rusqlite::{Connection, ErrorCode};
+
+use crate::error::{Error, Result};
+
+/// The key of an encrypted store.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Key {
+    /// 32 random bytes, used as the encryption key as they are: opening costs nothing more.
+    Bytes([u8; 32]),
+    /// A passphrase, stretched into a key with PBKDF2-HMAC-SHA512 (256,000 rounds, with the
+    /// salt kept in the file's first 16 bytes): every open pays for the rounds.
+    Passphrase(String),
+}
+
+impl std::fmt::Debug for Key {
+    /// Never the key itself: errors and logs may reach places the key must not.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Key::Bytes(_) => "Key::Bytes(..)",
+            Key::Passphrase(_) => "Key::Passphrase(..)",
+        })
+    }
+}
+
+impl Key {
+    /// A key from bytes: exactly 32 of them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (field `key`) for another length.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Key> {
+        let bytes: [u8; 32] = bytes.try_into().map_err(|_| {
+            Error::invalid(
+                "key",
+                format!("a key of bytes has 32 of them, not {}", bytes.len()),
+            )
+        })?;
+        Ok(Key::Bytes(bytes))
+    }
+
+    /// A passphrase: not empty (SQLCipher would take an empty one for no key at all).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] (field `key`) for an empty passphrase.
+    pub fn passphrase(text: impl Into<String>) -> Result<Key> {
+        let text = text.into();
+        if text.is_empty() {
+            return Err(Error::invalid("key", "a passphrase cannot be empty"));
+        }
+        Ok(Key::Passphrase(text))
+    }
+
+    /// The key as SQLCipher's `PRAGMA key` and `ATTACH ... KEY` take it: raw bytes as
+    /// `x'<64 hex digits>'`.
+    pub(super) fn pragma_value(&self) -> String {
+        match self {
+            Key::Bytes(bytes) => {
+                let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                format!("x'{hex}'")
+            }
+            Key::Passphrase(text) => text.clone(),
+        }
+    }
+}
+
+/// Gives the connection its key, before its first read. Without one, nothing is done: the
+/// store is a plain SQLite file as before.
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `key`) when this build has no SQLCipher; [`Error::Backend`]
+/// when SQLCipher refuses the key.
+pub(super) fn unlock(conn: &Connection, key: Option<&Key>) -> Result<()> {
+    let Some(key) = key else { return Ok(()) };
+    if !cfg!(feature = "cipher") {
+        return Err(Error::invalid(
+            "key",
+            "this build of runstore has no encryption (the `cipher` feature)",
+        ));
+    }
+    // SQLCipher logs a failed page check (every wrong key) to stderr by default: the
+    // store's error says what happened, and a library does not write to its host's stderr.
+    conn.pragma_update_and_check(None, "cipher_log_level", "NONE", |_| Ok(()))?;
+    conn.pragma_update(None, "key", key.pragma_value())?;
+    Ok(())
+}
+
+/// Reads the database's schema once, which decrypts its first page: a store that cannot be
+/// read with the key it was given (or without one) is [`Error::WrongKey`].
+///
+/// # Errors
+/// [`Error::WrongKey`] as above; the errors of a first read otherwise.
+pub(super) fn prove_key(conn: &Connection, keyed: bool) -> Result<()> {
+    let read = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+    match read {
+        Err(error) if error.sqlite_error_code() == Some(ErrorCode::NotADatabase) => {
+            Err(Error::WrongKey {
+                message: if keyed {
+                    "the key does not open this store (a wrong key, or a store that is not \
+                     encrypted)"
+                        .into()
+                } else {
+                    "the store is not a plain SQLite database: it is encrypted (open it with \
+                     its key) or damaged"
+                        .into()
+                },
+            })
+        }
+        other => Ok(other?),
+    }
+}
+
+/// Encrypts the open, encrypted store's every page again under `key`, in place.
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `key`) for a store that is not encrypted (SQLCipher cannot
+/// encrypt a plain database in place); the errors of a write.
+pub(super) fn rekey(conn: &Connection, keyed: bool, key: &Key) -> Result<()> {
+    if !keyed {
+        return Err(Error::invalid(
+            "key",
+            "the store is not encrypted: rekey changes the key of an encrypted store",
+        ));
+    }
+    conn.pragma_update(None, "rekey", key.pragma_value())?;
+    Ok(())
+}

@@ -1,0 +1,215 @@
+// Encryption at rest through the package as an app uses it: in a browser (the test app, built
+// with Vite, in RUNSTORE_ENGINE's engine) on OPFS and IndexedDB, and with RUNSTORE_HOST=node in
+// a file. After known text is written, no stored byte holds it (OPFS files, IndexedDB's
+// records, the file and its WAL); a wrong key, a missing key and a key given to a plain store
+// are WRONG_KEY and leave every stored byte as it was; rekey, reopen; an export stays
+// encrypted unless asked for a plain one; a tab that joins a shared store with another key is
+// WRONG_KEY. A plain store beside each proves that the search finds the text when it is there.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ENGINE, useTestApp } from './browser.mjs';
+
+const IN_NODE = process.env.RUNSTORE_HOST === 'node';
+const app = IN_NODE ? null : useTestApp();
+const SECRET = 'patient-record-7f3a9c-diagnosis';
+const KEY = Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256);
+/** The media a store is encrypted on here: WebKitGTK's OPFS lacks sync access handles. */
+const MEDIA = IN_NODE ? ['file'] : ENGINE === 'webkit' ? ['indexeddb'] : ['opfs', 'indexeddb'];
+
+let directory;
+if (IN_NODE) {
+  directory = mkdtempSync(join(tmpdir(), 'runstore-cipher-'));
+  after(() => rmSync(directory, { recursive: true, force: true }));
+}
+
+/**
+ * Runs `body(helpers, arg)` where the package runs: in a fresh page of the test app (from its
+ * source text; `arg` and the result cross as JSON), or in this process.
+ */
+async function inHost(body, arg) {
+  if (IN_NODE) {
+    const { runstore } = await import('../app/src/node.js');
+    return body({ open: (name, options) => runstore.RunStore.open(name, options), stored: storedInNode }, arg);
+  }
+  const page = await app.browser.newPage();
+  try {
+    await page.goto(app.url);
+    await page.waitForFunction(() => window.runstore !== undefined);
+    return await page.evaluate(`(async () => {
+      const stored = ${storedInPage};
+      const helpers = { open: window.runstore.openAsGiven, stored };
+      return (${body})(helpers, ${JSON.stringify(arg)});
+    })()`);
+  } finally {
+    await page.close();
+  }
+}
+
+/** What a store keeps on disk in Node: its file, WAL and journal, hashed and searched. */
+async function storedInNode(name, secret) {
+  const files = readdirSync(directory).filter((file) => file.startsWith(`${name}.db`) && !file.endsWith('.lock')).sort();
+  const bytes = Buffer.concat(files.map((file) => readFileSync(join(directory, file))));
+  return { size: bytes.length, digest: createHash('sha256').update(bytes).digest('hex'), holds: bytes.includes(secret) };
+}
+
+/**
+ * What a store keeps in the page's origin: the files of its OPFS directory, or every key and
+ * value of its IndexedDB database, hashed together and searched for `secret`.
+ */
+async function storedInPage(name, secret) {
+  const parts = [];
+  // WebKitGTK's pages have no OPFS: their stores are in IndexedDB.
+  const root = await navigator.storage?.getDirectory?.().catch(() => null);
+  const walk = async (dir, inside) => {
+    for await (const [entry, handle] of dir.entries()) {
+      if (handle.kind === 'directory') await walk(handle, inside || entry === name);
+      else if (inside) parts.push(new Uint8Array(await (await handle.getFile()).arrayBuffer()));
+    }
+  };
+  if (root) await walk(root, false);
+  const known = (await indexedDB.databases?.()) ?? [];
+  if (known.some((db) => db.name === `runstore:${name}`)) {
+    const db = await new Promise((resolve, reject) => {
+      const request = indexedDB.open(`runstore:${name}`);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    const collect = (value) => {
+      if (value instanceof ArrayBuffer) parts.push(new Uint8Array(value));
+      else if (ArrayBuffer.isView(value)) parts.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      else if (typeof value === 'string') parts.push(new TextEncoder().encode(value));
+      else if (value && typeof value === 'object') for (const inner of Object.values(value)) collect(inner);
+    };
+    for (const storeName of db.objectStoreNames) {
+      const rows = await new Promise((resolve, reject) => {
+        const request = db.transaction(storeName).objectStore(storeName).getAll();
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+      collect(rows);
+    }
+    db.close();
+  }
+  const size = parts.reduce((sum, part) => sum + part.length, 0);
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length;
+  }
+  const needle = new TextEncoder().encode(secret);
+  let holds = false;
+  for (let i = 0; i + needle.length <= all.length && !holds; i++) {
+    holds = needle.every((byte, j) => all[i + j] === byte);
+  }
+  const digest = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', all)), (b) => b.toString(16).padStart(2, '0')).join('');
+  return { size, digest, holds };
+}
+
+function mediumOptions(medium) {
+  return medium === 'file' ? { persistence: 'file', directory } : { persistence: medium };
+}
+
+for (const medium of MEDIA) {
+  test(`${ENGINE === 'chromium' || IN_NODE ? '' : `${ENGINE}: `}${medium}: no stored byte holds an encrypted store's text; wrong, missing and unexpected keys are WRONG_KEY and change nothing`, async () => {
+    const got = await inHost(async ({ open, stored }, { secret, keyBytes, options, tag }) => {
+      const key = new Uint8Array(keyBytes);
+      const event = { type: 'custom', name: 'noted', recordedAt: 1, data: { note: secret } };
+      const code = (promise) => promise.then(async (store) => (await store.close(), 'opened'), (error) => error.code);
+      const plain = await open(`plain-${tag}`, { ...options, exclusive: true });
+      await plain.append('wf', [event], 0);
+      await plain.close();
+      const sealed = await open(`sealed-${tag}`, { ...options, key, exclusive: true });
+      await sealed.append('wf', [event], 0);
+      const encryptedExport = await sealed.exportDatabase();
+      const plainExport = await sealed.exportDatabase({ plain: true });
+      await sealed.close();
+      const before = { plain: await stored(`plain-${tag}`, secret), sealed: await stored(`sealed-${tag}`, secret) };
+      const refusals = {
+        wrongKey: await code(open(`sealed-${tag}`, { ...options, key: key.map((b) => b ^ 1), exclusive: true })),
+        passphrase: await code(open(`sealed-${tag}`, { ...options, key: 'not the key', exclusive: true })),
+        noKey: await code(open(`sealed-${tag}`, { ...options, exclusive: true })),
+        keyForPlain: await code(open(`plain-${tag}`, { ...options, key, exclusive: true })),
+        shortKey: await open(`sealed-${tag}`, { ...options, key: key.slice(1), exclusive: true }).then(() => 'opened', (error) => `${error.code} ${error.field}`),
+      };
+      const afterRefusals = { plain: await stored(`plain-${tag}`, secret), sealed: await stored(`sealed-${tag}`, secret) };
+      const holds = (bytes) => new TextDecoder('latin1').decode(bytes).includes(secret);
+      // Rekey to a passphrase: the old key no longer opens it, the new one does.
+      const again = await open(`sealed-${tag}`, { ...options, key, exclusive: true });
+      const head = await again.head('wf');
+      await again.rekey('a new passphrase');
+      await again.close();
+      const oldKey = await code(open(`sealed-${tag}`, { ...options, key, exclusive: true }));
+      const rekeyed = await open(`sealed-${tag}`, { ...options, key: 'a new passphrase', exclusive: true });
+      const headAfterRekey = await rekeyed.head('wf');
+      // The store's own export was made with the old key: a store with another key refuses it.
+      const importWithOtherKey = await rekeyed.importDatabase(encryptedExport).then(() => 'imported', (error) => error.code);
+      const importPlain = await rekeyed.importDatabase(plainExport).then(() => 'imported', (error) => error.code);
+      await rekeyed.close();
+      const afterRekey = await stored(`sealed-${tag}`, secret);
+      return {
+        before,
+        afterRefusals,
+        refusals,
+        head,
+        oldKey,
+        headAfterRekey,
+        exports: { encrypted: holds(encryptedExport), plain: holds(plainExport) },
+        importWithOtherKey,
+        importPlain,
+        afterRekey,
+      };
+    }, { secret: SECRET, keyBytes: KEY, options: mediumOptions(medium), tag: `${medium}-${Date.now()}` });
+
+    assert.ok(got.before.plain.holds, `the plain store's ${medium} storage holds the text: the search works`);
+    assert.ok(got.before.sealed.size > 0, 'the encrypted store is stored');
+    assert.equal(got.before.sealed.holds, false, `the encrypted store's ${medium} storage holds the text`);
+    assert.deepEqual(got.refusals, { wrongKey: 'WRONG_KEY', passphrase: 'WRONG_KEY', noKey: 'WRONG_KEY', keyForPlain: 'WRONG_KEY', shortKey: 'INVALID_INPUT options.key' });
+    assert.deepEqual(got.afterRefusals, got.before, 'refused opens leave every stored byte as it was');
+    assert.equal(got.head, 1);
+    assert.equal(got.oldKey, 'WRONG_KEY');
+    assert.equal(got.headAfterRekey, 1);
+    assert.deepEqual(got.exports, { encrypted: false, plain: true });
+    assert.equal(got.importWithOtherKey, 'WRONG_KEY');
+    assert.equal(got.importPlain, 'imported');
+    assert.equal(got.afterRekey.holds, false, 'after rekey and a plain import the store is still encrypted');
+  });
+}
+
+test('a tab that joins a shared encrypted store with another key gets WRONG_KEY; with the key it reads', { skip: IN_NODE && 'needs a browser: tabs' }, async () => {
+  const leader = await app.browser.newPage();
+  const pages = [leader];
+  try {
+    await leader.goto(app.url);
+    await leader.waitForFunction(() => window.runstore !== undefined);
+    const name = `shared-sealed-${Date.now()}`;
+    const persistence = ENGINE === 'webkit' ? 'indexeddb' : 'opfs';
+    await leader.evaluate(async ({ name, persistence, keyBytes }) => {
+      window.shared = await window.runstore.openAsGiven(name, { persistence, key: new Uint8Array(keyBytes) });
+      await window.shared.append('wf', [{ type: 'custom', name: 'kept', recordedAt: 1 }], 0);
+    }, { name, persistence, keyBytes: KEY });
+    const joins = {};
+    for (const [label, key] of [['otherKey', KEY.map((b) => b ^ 0xff)], ['noKey', null], ['sameKey', KEY]]) {
+      const page = await app.browser.newPage();
+      pages.push(page);
+      await page.goto(app.url);
+      await page.waitForFunction(() => window.runstore !== undefined);
+      joins[label] = await page.evaluate(async ({ name, persistence, key }) => {
+        const options = key ? { persistence, key: new Uint8Array(key) } : { persistence };
+        try {
+          const store = await window.runstore.openAsGiven(name, options);
+          return { head: await store.head('wf') };
+        } catch (error) {
+          return { code: error.code };
+        }
+      }, { name, persistence, key });
+    }
+    assert.deepEqual(joins, { otherKey: { code: 'WRONG_KEY' }, noKey: { code: 'WRONG_KEY' }, sameKey: { head: 1 } });
+  } finally {
+    for (const page of pages) await page.close();
+  }
+});
