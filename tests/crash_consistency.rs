@@ -10,7 +10,9 @@
 //! re-sends the first unacknowledged step under its request id: it must be applied once.
 //!
 //! `CRASH_CYCLES` (default 200) and `CRASH_SEED` change the run; `scripts/bench-crash.sh`
-//! runs thousands of cycles in release.
+//! runs thousands of cycles in release. The same runs on a store encrypted with a passphrase
+//! (`CRASH_CYCLES_ENCRYPTED`, default 60): SQLCipher's pages, WAL frames included, must
+//! recover as SQLite's do.
 #![cfg(not(target_family = "wasm"))]
 
 #[path = "crash_consistency/check.rs"]
@@ -25,9 +27,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use plan::{Plan, XorShift, SETTLE_LAG};
-use runstore::{SqliteStore, StepStore};
+use runstore::{Durability, Key, SqliteStore, StepStore};
 
 const TEST_NAME: &str = "acknowledged_steps_survive_sigkill_whole_and_nothing_else_does";
+/// Set for the writer of an encrypted store: its passphrase.
+const KEY_ENV: &str = "RUNSTORE_CRASH_KEY";
+/// The passphrase of the encrypted store's runs.
+const PASSPHRASE: &str = "crash-test passphrase";
 /// Set for the writer: the database it commits to.
 const DB_ENV: &str = "RUNSTORE_CRASH_DB";
 const SEED_ENV: &str = "RUNSTORE_CRASH_SEED";
@@ -54,8 +60,35 @@ fn env_u64(name: &str, default: u64) -> u64 {
 #[test]
 fn acknowledged_steps_survive_sigkill_whole_and_nothing_else_does() {
     match std::env::var(DB_ENV) {
-        Ok(path) => write_steps(Path::new(&path)),
-        Err(_) => crash_cycles(env_u64("CRASH_CYCLES", 200), env_u64("CRASH_SEED", 0x5eed)),
+        Ok(path) => write_steps(Path::new(&path), std::env::var(KEY_ENV).ok().as_deref()),
+        Err(_) => crash_cycles(
+            env_u64("CRASH_CYCLES", 200),
+            env_u64("CRASH_SEED", 0x5eed),
+            None,
+        ),
+    }
+}
+
+#[test]
+#[cfg(feature = "cipher")]
+fn acknowledged_steps_of_an_encrypted_store_survive_sigkill_whole() {
+    // The writer is the test above, run with the key in its environment.
+    let cycles = env_u64("CRASH_CYCLES_ENCRYPTED", 60);
+    crash_cycles(
+        cycles,
+        env_u64("CRASH_SEED", 0x5eed) ^ 0xc1,
+        Some(PASSPHRASE),
+    );
+}
+
+/// Opens the store at `path`, encrypted with `passphrase` when there is one.
+fn open_store(path: &Path, passphrase: Option<&str>) -> SqliteStore {
+    match passphrase {
+        Some(text) => {
+            let key = Key::passphrase(text).unwrap();
+            SqliteStore::open_encrypted(path, &key, Durability::Full).unwrap()
+        }
+        None => SqliteStore::open(path).unwrap(),
     }
 }
 
@@ -72,10 +105,10 @@ enum How {
 }
 
 /// The writer: commits step after step until it is killed.
-fn write_steps(path: &Path) {
+fn write_steps(path: &Path, passphrase: Option<&str>) {
     let seed = env_u64(SEED_ENV, 0);
     let first_unacked = std::env::var(ACKED_ENV).map_or(0, |a| a.parse::<u64>().unwrap() + 1);
-    let store = SqliteStore::open(path).unwrap();
+    let store = open_store(path, passphrase);
     let mut plan = Plan::new(seed);
     let n = check::committed_steps(&store);
     let mut out = std::io::stdout().lock();
@@ -126,6 +159,7 @@ impl Drop for Writer {
 /// Runs one writer, kills it after `acks` acks plus `delay`, and returns the acks it printed.
 fn run_writer(
     path: &Path,
+    passphrase: Option<&str>,
     seed: u64,
     acked: Option<u64>,
     acks: u64,
@@ -137,10 +171,14 @@ fn run_writer(
         .env(DB_ENV, path)
         .env(SEED_ENV, seed.to_string())
         .env_remove(ACKED_ENV)
+        .env_remove(KEY_ENV)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(acked) = acked {
         command.env(ACKED_ENV, acked.to_string());
+    }
+    if let Some(passphrase) = passphrase {
+        command.env(KEY_ENV, passphrase);
     }
     let mut writer = Writer(command.spawn().unwrap());
     let stdout = writer.0.stdout.take().unwrap();
@@ -216,7 +254,7 @@ impl Tally {
     }
 }
 
-fn crash_cycles(cycles: u64, seed: u64) {
+fn crash_cycles(cycles: u64, seed: u64, passphrase: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.db");
     let mut plan = Plan::new(seed);
@@ -227,7 +265,8 @@ fn crash_cycles(cycles: u64, seed: u64) {
     let started = Instant::now();
     for cycle in 1..=cycles {
         let (acks, delay) = (rng.below(MAX_ACKS + 1), rng.below(MAX_DELAY_US));
-        let seen = run_writer(&path, seed, acked, acks, Duration::from_micros(delay));
+        let delay = Duration::from_micros(delay);
+        let seen = run_writer(&path, passphrase, seed, acked, acks, delay);
         tally.count_acks(&seen, &mut acked);
         let full = cycle.is_multiple_of(FULL_CHECK_EVERY) || cycle == cycles;
         // Rows of the last steps before this cycle were settled in this one.
@@ -237,11 +276,18 @@ fn crash_cycles(cycles: u64, seed: u64) {
             n.saturating_sub(SETTLE_LAG + 1)
         };
         let before = n;
-        n = check::check_store(&path, &mut plan, from);
+        n = check::check_store(open_store(&path, passphrase), &mut plan, from);
         tally.count_committed(cycle, before, acked.map_or(0, |a| a + 1), n);
     }
+    if passphrase.is_some() {
+        let file = std::fs::read(&path).unwrap();
+        assert!(
+            !file.starts_with(b"SQLite format 3"),
+            "the store is encrypted"
+        );
+    }
     println!(
-        "crash cycles: {cycles}, acknowledged steps: {}, steps found: {n} \
+        "crash cycles{label}: {cycles}, acknowledged steps: {}, steps found: {n} \
          (seed {seed}, {:.1} s; re-sent steps applied: {}, replayed: {}; \
          steps committed with their ack lost: {})",
         tally.acknowledged,
@@ -249,5 +295,10 @@ fn crash_cycles(cycles: u64, seed: u64) {
         tally.resent_applied,
         tally.resent_replayed,
         tally.committed_unacknowledged,
+        label = if passphrase.is_some() {
+            " (encrypted)"
+        } else {
+            ""
+        },
     );
 }

@@ -1,8 +1,6 @@
 //! What must hold after a crash, given how many steps committed: every step before that in
 //! full, nothing of any later step, and a database that passes `PRAGMA integrity_check`.
 
-use std::path::Path;
-
 use runstore::*;
 
 use super::plan::{self, Plan, SETTLE_LAG, TIMER_LAG, WORKFLOWS};
@@ -22,8 +20,7 @@ pub fn committed_steps(store: &SqliteStore) -> u64 {
 /// Checks the store at `path` and returns how many steps committed (`n`): the steps from
 /// `from` to `n` one by one, the state all steps leave behind as a whole, nothing of the steps
 /// after `n`, and the file's integrity.
-pub fn check_store(path: &Path, plan: &mut Plan, from: u64) -> u64 {
-    let store = SqliteStore::open(path).unwrap();
+pub fn check_store(store: SqliteStore, plan: &mut Plan, from: u64) -> u64 {
     let n = committed_steps(&store);
     for w in 0..WORKFLOWS {
         check_journal(&store, plan, w, from, n);

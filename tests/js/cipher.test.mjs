@@ -213,3 +213,23 @@ test('a tab that joins a shared encrypted store with another key gets WRONG_KEY;
     for (const page of pages) await page.close();
   }
 });
+
+test("docs/encryption.md's example runs and prints what it says", { skip: IN_NODE && "needs a browser: the example's store is persistent" }, async () => {
+  const page = await app.browser.newPage();
+  try {
+    const printed = [];
+    page.on('console', (message) => {
+      if (message.type() === 'log') printed.push(message.text());
+    });
+    await page.goto(app.url);
+    await page.waitForFunction(() => window.runstore !== undefined);
+    const expected = await page.evaluate(async () => {
+      await window.runstore.encryption.example();
+      return window.runstore.encryption.expected;
+    });
+    assert.deepEqual(expected, ['WRONG_KEY', '1']);
+    assert.deepEqual(printed, expected);
+  } finally {
+    await page.close();
+  }
+});

@@ -17,7 +17,7 @@ const WORKER_LIMIT_MS = 60_000;
  * terminated (after `wantedAcks` acks and `delay` ms) or the checker has reported, or to
  * { failed }.
  */
-function runWorker(mode, seed, acked, wantedAcks = 0, delay = 0) {
+function runWorker(mode, seed, key, acked, wantedAcks = 0, delay = 0) {
   return new Promise((settle) => {
     const worker = new Worker(new URL('./crash-worker.js', import.meta.url), { type: 'module' });
     // A worker that never finishes (its open or a commit hung) fails the run, not the test's
@@ -54,7 +54,7 @@ function runWorker(mode, seed, acked, wantedAcks = 0, delay = 0) {
       }
     };
     worker.onerror = (event) => resolve({ failed: event.message ?? 'the worker did not start' });
-    worker.postMessage({ mode, seed, acked, medium: pageMedium() });
+    worker.postMessage({ mode, seed, key, acked, medium: pageMedium() });
   });
 }
 
@@ -86,9 +86,10 @@ function countAcks(report, cycle, acks, acked) {
 
 /**
  * Runs `cycles` write-and-terminate cycles and a final check; resolves to the figures and the
- * problems found (it stops at the first cycle with a problem).
+ * problems found (it stops at the first cycle with a problem). With `key` (32 bytes as an
+ * array) on another store, encrypted with it.
  */
-export async function runCrashCycles(cycles, seed) {
+export async function runCrashCycles(cycles, seed, key = null) {
   const rng = xorshift(seed);
   const report = {
     cycles: 0, acknowledged: 0, resent: 0, replayed: 0, found: 0, committedUnacknowledged: 0, problems: [],
@@ -96,7 +97,7 @@ export async function runCrashCycles(cycles, seed) {
   let acked = null;
   for (let cycle = 1; cycle <= cycles + 1 && report.problems.length === 0; cycle++) {
     const mode = cycle <= cycles ? 'write' : 'check';
-    const run = await runWorker(mode, seed, acked, rng.below(MAX_ACKS + 1), rng.below(MAX_DELAY_MS));
+    const run = await runWorker(mode, seed, key, acked, rng.below(MAX_ACKS + 1), rng.below(MAX_DELAY_MS));
     if (run.failed || !run.checked) {
       report.problems.push(`cycle ${cycle}: the ${mode} worker failed: ${run.failed ?? 'no check'}`);
       break;

@@ -5,6 +5,7 @@
 //   then commits step after step, posting { ack, how } after each commit is stored (`flush`:
 //   at once on OPFS, a write to IndexedDB there), until the page terminates it.
 // { mode: 'check', seed }: checks the store and posts { checked: { n, problems } }.
+// With `key` (an array of 32 bytes) the store is another one, encrypted with that key.
 import { init, RunStoreCore } from 'runstore/core';
 import { onMedium } from './medium.js';
 import { Plan, requestId } from './crash-plan.js';
@@ -13,11 +14,13 @@ import { check, committedSteps } from './crash-check.js';
 const NAME = 'crash-steps';
 
 /** Opens the store, backing off while the terminated writer still holds it. */
-async function openRetrying(medium) {
+async function openRetrying(medium, key) {
+  const name = key ? `${NAME}-encrypted` : NAME;
+  const options = key ? { persistence: 'opfs', key: new Uint8Array(key) } : { persistence: 'opfs' };
   let wait = 10;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await RunStoreCore.open(NAME, onMedium({ persistence: 'opfs' }, medium));
+      return await RunStoreCore.open(name, onMedium(options, medium));
     } catch (error) {
       if (error.code !== 'BUSY' || attempt === 30) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -50,7 +53,7 @@ async function write(store, plan, n, acked) {
 self.onmessage = async ({ data }) => {
   try {
     await init();
-    const store = await openRetrying(data.medium);
+    const store = await openRetrying(data.medium, data.key);
     const plan = new Plan(data.seed);
     const n = committedSteps(store);
     const checked = { n, problems: check(store, plan, n) };

@@ -2,6 +2,7 @@
 // Vite from node_modules (the packed tarball), with no Vite configuration for it.
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
+import { readmeExample as encryptionExample, expectedOutput as encryptionOutput } from './encryption-example.js';
 import { runCrashCycles } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
 import { runOnClient } from './parity.js';
@@ -59,6 +60,8 @@ async function runParity(name, options) {
 
 // What tests/js/package.test.mjs hands its cases in a page (src/node.js in Node).
 window.runstore = { RunStore, RunStoreError, ErrorCode, readmeExample, expectedOutput, runParity, medium, workers };
+/** docs/encryption.md's example, and the lines it says it prints. */
+window.runstore.encryption = { example: encryptionExample, expected: encryptionOutput };
 /** RunStore.open with the options as given, for tests of the persistence options themselves. */
 window.runstore.openAsGiven = open;
 

@@ -115,6 +115,21 @@ export async function typedUsage(): Promise<number> {
   return head + summary.head + estimate.usage + imported.schemaVersion;
 }
 
+/** An encrypted store: a key of bytes or a passphrase, rekey, a plain export, WRONG_KEY. */
+export async function typedEncryption(key: Uint8Array): Promise<Uint8Array | null> {
+  try {
+    const store = await RunStore.open('vault', { key, durability: 'full' });
+    await store.rekey('a passphrase');
+    await store.rekey(new Uint8Array(32));
+    const sealed: Uint8Array = await store.exportDatabase();
+    void sealed;
+    return await store.exportDatabase({ plain: true });
+  } catch (error) {
+    if (error instanceof RunStoreError && error.code === 'WRONG_KEY') return null;
+    throw error;
+  }
+}
+
 /** Answers typed as precisely as the call allows: no casts, no checks the store already made. */
 export async function preciseAnswers(store: RunStore, core: RunStoreCore): Promise<number> {
   const operations = [
