@@ -43,6 +43,8 @@ export function serve(scope, env) {
   let store = null;
   /** The key the store was opened with (checked against a joining tab's). */
   let openedKey;
+  /** The tabs whose key passed that check, in this worker's time as leader. */
+  const admitted = new Set();
   /** Whether an open has begun: a warm-up (see `warm`) then stops. */
   let openBegun = false;
   /** Set while this worker leads a shared store: { leaderId, prefix, requests, changes, links }. */
@@ -182,16 +184,19 @@ export function serve(scope, env) {
     requests.onmessage = (event) => {
       const { link, to, calls, check } = event.data ?? {};
       if (to !== leaderId || typeof link !== 'string') return;
-      const channel = openLink(link, Array.isArray(check) ? checked(check) : undefined);
+      const result = Array.isArray(check) ? checked(check) : undefined;
+      if (result?.ok) admitted.add(link);
+      const channel = openLink(link, result);
       // The calls the tab sent with its request, each answered on the link as soon as it ran.
-      if (Array.isArray(calls)) for (const call of calls) receive(call, (answer) => channel.postMessage(answer));
+      if (Array.isArray(calls)) for (const call of calls) receiveFrom(link, call, (answer) => channel.postMessage(answer));
     };
   }
 
   /**
    * The store's checks of a joining tab's name and options, as `open` runs them; and its key
-   * against the one this worker opened the store with: a tab that could not open the store
-   * itself does not read it through the leader.
+   * against the one this worker opened the store with (or last rekeyed it to): a tab that
+   * could not open the store itself is not served by the leader. A guard against a tab given
+   * the wrong key, not a wall against script of the same origin, which the key crosses.
    */
   function checked([name, options]) {
     try {
@@ -217,7 +222,7 @@ export function serve(scope, env) {
     const fresh = link === undefined;
     if (fresh) {
       const channel = new BroadcastChannel(`${prefix}link:${leaderId}:${clientId}`);
-      channel.onmessage = (event) => receive(event.data, (answer) => channel.postMessage(answer));
+      channel.onmessage = (event) => receiveFrom(clientId, event.data, (answer) => channel.postMessage(answer));
       link = { channel, gone: new AbortController() };
       links.set(clientId, link);
       const drop = () => {
@@ -347,6 +352,11 @@ export function serve(scope, env) {
     if (message.method === 'changesSince') broadcastChanges();
     const { value, change } = runCall(store, message);
     announced = change;
+    if (message.method === 'rekey') {
+      // Tabs that joined with the old key are served no more: they open again with the new one.
+      openedKey = message.args?.[0];
+      admitted.clear();
+    }
     return value;
   }
 
@@ -468,6 +478,21 @@ export function serve(scope, env) {
     for (const message of unbatch(data)) enqueue(message ?? {}, (answer) => answers.push(answer));
     if (waiting) afterWaiting(() => send({ batch: answers }));
     else send({ batch: answers });
+  }
+
+  /**
+   * As `receive`, for the calls of the tab `clientId` over its link: on a store opened with a
+   * key, only a tab whose key passed the check (`admitted`) is served; the others' calls are
+   * answered WRONG_KEY.
+   */
+  function receiveFrom(clientId, data, send) {
+    if (openedKey == null || admitted.has(clientId)) {
+      receive(data, send);
+      return;
+    }
+    const refusal = (message) =>
+      failed(message?.id, new RunStoreError('WRONG_KEY', 'wrong key: this tab has not shown the key that opens the store'));
+    send(Array.isArray(data?.batch) ? { batch: unbatch(data).map(refusal) } : refusal(data));
   }
 
   scope.addEventListener('message', (event) => receive(event.data, (answer) => scope.postMessage(forPage(answer))));

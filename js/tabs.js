@@ -408,8 +408,9 @@ export class Tabs {
       }
     };
     this.#link = link;
-    // Until the store's checks passed this tab's name and options, the leader's worker runs them.
-    const check = this.#joined.settled ? undefined : [this.#name, this.#options];
+    // Until the store's checks passed this tab's name and options, the leader's worker runs them;
+    // with a key, every leader does (it serves only tabs whose key it checked).
+    const check = this.#checkToSend();
     this.#requests.postMessage({ link: this.#clientId, to: leaderId, check, calls: entries.map((entry) => asValues(entry.message)) });
     for (const entry of entries) entry.sentTo = leaderId;
   }
@@ -424,8 +425,13 @@ export class Tabs {
     const link = this.#link;
     if (!link) return;
     const carried = link.ready ? [] : this.#unanswered((entry) => entry.sentTo === link.leaderId);
-    const check = this.#joined.settled ? undefined : [this.#name, this.#options];
+    const check = this.#checkToSend();
     this.#requests.postMessage({ link: this.#clientId, to: link.leaderId, check, calls: carried.map((entry) => asValues(entry.message)) });
+  }
+
+  /** The name and options for the leader's worker to check, when it must: see `#send`. */
+  #checkToSend() {
+    return this.#joined.settled && this.#options?.key == null ? undefined : [this.#name, this.#options];
   }
 
   #unlink() {

@@ -41,8 +41,8 @@ export interface OpenOptions {
    * `Uint8Array` of 32 random bytes (used as they are). A new store is created encrypted; an
    * existing one opens only with its own key, else WRONG_KEY and nothing is written. A plain
    * store opened with a key, and an encrypted one opened without, are WRONG_KEY too. Tabs that
-   * share a store give the same key, in the same form. A memory store is not stored and
-   * ignores it.
+   * share a store give the same key, in the same form. A memory store is never stored: a key
+   * with `"memory"` (or `"auto"` falling back to it) is INVALID_INPUT.
    */
   key?: string | Uint8Array;
 }

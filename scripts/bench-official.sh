@@ -12,6 +12,7 @@
 #
 # Usage: scripts/bench-official.sh [--engines chromium,firefox,webkit]
 #          [--workloads W1,W2,W3,W4,W4each,W5] [--setups opfs-relaxed,opfs-full,indexeddb,memory]
+#          (and, named only, opfs-relaxed-encrypted, opfs-full-encrypted, indexeddb-encrypted)
 #          [--sides core,official,plain,client,exclusive] [--runs 3] [--scale 1] [--json FILE]
 #        scripts/bench-official.sh --startup [--engines chromium,firefox] [--runs 5]: time to
 #          a usable store from a new worker (benches/official/startup.mjs)

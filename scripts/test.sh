@@ -38,6 +38,7 @@ done
 # and every side runs every workload on every setup in every engine (its figures mean nothing
 # at that size).
 step "scripts/bench-official.sh (smoke)"
-bash scripts/bench-official.sh --runs 1 --scale 0.01
+bash scripts/bench-official.sh --runs 1 --scale 0.01 \
+  --setups opfs-relaxed,opfs-full,indexeddb,memory,opfs-relaxed-encrypted,indexeddb-encrypted
 echo
 echo "all tests passed in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

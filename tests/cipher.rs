@@ -160,6 +160,12 @@ fn bad_keys_and_a_plain_store_rekeyed_are_invalid_input() {
     assert_eq!(short.code(), "INVALID_INPUT");
     assert!(short.to_string().contains("32"), "{short}");
     assert_eq!(Key::passphrase("").unwrap_err().code(), "INVALID_INPUT");
+    assert_eq!(Key::passphrase("a\0b").unwrap_err().code(), "INVALID_INPUT");
+    let raw_form = format!("x'{}'", "ab".repeat(32));
+    assert_eq!(
+        Key::passphrase(raw_form).unwrap_err().code(),
+        "INVALID_INPUT"
+    );
     assert_eq!(
         format!("{:?}", bytes_key(9)),
         "Key::Bytes(..)",

@@ -29,13 +29,20 @@ const SETUPS = {
   'opfs-full': 'OPFS (sahpool): runstore `full` beside official `synchronous=FULL`',
   indexeddb: 'IndexedDB: runstore `full` (each write stored strictly before it is acknowledged); the official build has no IndexedDB VFS',
   memory: 'memory: runstore `memory` beside official `:memory:`',
+  'opfs-relaxed-encrypted': 'OPFS (sahpool), `relaxed`, encrypted with a 32-byte key (runstore only)',
+  'opfs-full-encrypted': 'OPFS (sahpool), `full`, encrypted with a 32-byte key (runstore only)',
+  'indexeddb-encrypted': 'IndexedDB, `full`, encrypted with a 32-byte key (runstore only)',
 };
+/** The setups run unless named: the encrypted ones only when asked for. */
+const DEFAULT_SETUPS = ['opfs-relaxed', 'opfs-full', 'indexeddb', 'memory'];
 const ENGINES = ['chromium', 'firefox', 'webkit'];
 /** What an engine can run: WebKitGTK has no OPFS sync access handles (for either build). */
 const canRun = (engine, setup) => engine !== 'webkit' || !setup.startsWith('opfs');
-/** The sides on the official build (`official`, `plain`) have no IndexedDB VFS. */
+/** The sides on the official build (`official`, `plain`). */
 const ON_OFFICIAL = new Set(['official', 'plain']);
-const sidesFor = (setup, sides) => (setup === 'indexeddb' ? sides.filter((side) => !ON_OFFICIAL.has(side)) : sides);
+/** The official build has no IndexedDB VFS and no encryption: those setups run runstore's sides only. */
+const sidesFor = (setup, sides) =>
+  setup.startsWith('indexeddb') || setup.endsWith('-encrypted') ? sides.filter((side) => !ON_OFFICIAL.has(side)) : sides;
 // `official` runs runstore's own schema and statements on the official build; `plain` the SQL a
 // developer would write by hand for the same jobs (src/plain.js), also on the official build.
 // `exclusive`, not run unless named: the client on an `exclusive: true` store, whose writes
@@ -56,7 +63,7 @@ function options() {
     options: {
       engines: { type: 'string', default: ENGINES.join(',') },
       workloads: { type: 'string', default: Object.keys(WORKLOADS).join(',') },
-      setups: { type: 'string', default: Object.keys(SETUPS).join(',') },
+      setups: { type: 'string', default: DEFAULT_SETUPS.join(',') },
       sides: { type: 'string', default: DEFAULT_SIDES.join(',') },
       runs: { type: 'string', default: '3' },
       scale: { type: 'string', default: '1' },
@@ -251,6 +258,32 @@ function report(opts, results, floors, engine, userAgent) {
   summary('main-thread client ÷ runstore/core:', 'client', 'core');
   summary('main-thread client ÷ hand-written SQL on the official build:', 'client', 'plain');
   summary('main-thread client on an exclusive store ÷ runstore/core:', 'exclusive', 'core');
+  // An encrypted setup beside the same setup plain, when both ran: each side's rate encrypted
+  // ÷ plain within each run.
+  const pairs = opts.setups
+    .filter((setup) => setup.endsWith('-encrypted') && opts.setups.includes(setup.slice(0, -'-encrypted'.length)))
+    .map((setup) => [setup, setup.slice(0, -'-encrypted'.length)]);
+  const runstoreSides = opts.sides.filter((side) => !ON_OFFICIAL.has(side));
+  if (pairs.length > 0) {
+    console.log('\nencrypted ÷ the same store plain (median of the per-run ratios, spread):\n');
+    const columns = pairs.flatMap(([, plain]) => runstoreSides.map((side) => `${SIDE_TITLES[side]}, ${plain}`));
+    console.log(`| workload | ${columns.join(' | ')} |`);
+    console.log(`|---|${columns.map(() => '---:').join('|')}|`);
+    for (const workload of opts.workloads) {
+      const cells = pairs.flatMap(([encrypted, plain]) =>
+        runstoreSides.map((side) => {
+          const out = [];
+          for (let run = 1; run <= opts.runs; run++) {
+            const a = of(run, encrypted, workload, side);
+            const b = of(run, plain, workload, side);
+            if (a !== undefined && b !== undefined) out.push(a / b);
+          }
+          return spread(out, ratio);
+        }),
+      );
+      console.log(`| ${WORKLOADS[workload][0]} | ${cells.join(' | ')} |`);
+    }
+  }
   clientCost(opts, results, floors);
 }
 

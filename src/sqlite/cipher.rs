@@ -43,14 +43,28 @@ impl Key {
         Ok(Key::Bytes(bytes))
     }
 
-    /// A passphrase: not empty (SQLCipher would take an empty one for no key at all).
+    /// A passphrase: not empty (SQLCipher would take an empty one for no key at all), without
+    /// NUL (which would end it early).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] (field `key`) for an empty passphrase.
+    /// [`Error::InvalidInput`] (field `key`) for an empty passphrase or one with a NUL.
     pub fn passphrase(text: impl Into<String>) -> Result<Key> {
         let text = text.into();
         if text.is_empty() {
             return Err(Error::invalid("key", "a passphrase cannot be empty"));
+        }
+        // SQLCipher reads `x'<64 hex digits>'` as raw key bytes, not as a passphrase.
+        if text.starts_with("x'") || text.starts_with("X'") {
+            return Err(Error::invalid(
+                "key",
+                "a passphrase cannot start with x' (SQLCipher's form of raw key bytes): give the bytes as bytes",
+            ));
+        }
+        if text.contains('\0') {
+            return Err(Error::invalid(
+                "key",
+                "a passphrase cannot hold a NUL character",
+            ));
         }
         Ok(Key::Passphrase(text))
     }
@@ -85,8 +99,19 @@ pub(super) fn unlock(conn: &Connection, key: Option<&Key>) -> Result<()> {
     // SQLCipher logs a failed page check (every wrong key) to stderr by default: the
     // store's error says what happened, and a library does not write to its host's stderr.
     conn.pragma_update_and_check(None, "cipher_log_level", "NONE", |_| Ok(()))?;
-    conn.pragma_update(None, "key", key.pragma_value())?;
-    Ok(())
+    conn.pragma_update(None, "key", key.pragma_value())
+        .map_err(|error| key_refused("key", error))
+}
+
+/// A failure of `PRAGMA key` or `rekey` with its code, told without SQLite's message: that
+/// could quote the statement, key and all.
+fn key_refused(pragma: &str, error: rusqlite::Error) -> Error {
+    let message = format!("PRAGMA {pragma} failed");
+    match Error::from(error) {
+        Error::StorageFull { .. } => Error::StorageFull { message },
+        Error::Busy { .. } => Error::Busy { message },
+        _ => Error::Backend { message },
+    }
 }
 
 /// Reads the database's schema once, which decrypts its first page: a store that cannot be
@@ -126,6 +151,6 @@ pub(super) fn rekey(conn: &Connection, keyed: bool, key: &Key) -> Result<()> {
             "the store is not encrypted: rekey changes the key of an encrypted store",
         ));
     }
-    conn.pragma_update(None, "rekey", key.pragma_value())?;
-    Ok(())
+    conn.pragma_update(None, "rekey", key.pragma_value())
+        .map_err(|error| key_refused("rekey", error))
 }

@@ -84,16 +84,30 @@ pub(super) async fn open(
         )),
         Persistence::Opfs => open_opfs(name, durability, key).await,
         Persistence::IndexedDb => open_indexeddb(name, durability, key).await,
-        Persistence::Memory => Ok((open_in_memory()?, Place::Memory)),
+        Persistence::Memory => open_memory(key),
         Persistence::Auto => match open_opfs(name, durability, key).await {
             Err(Error::OpfsUnavailable { .. }) => match open_indexeddb(name, durability, key).await
             {
-                Err(Error::OpfsUnavailable { .. }) => Ok((open_in_memory()?, Place::Memory)),
+                Err(Error::OpfsUnavailable { .. }) => open_memory(key),
                 opened => opened,
             },
             opened => opened,
         },
     }
+}
+
+/// A memory store: never stored, so never encrypted. A key asks for a store on disk that
+/// this context cannot give (`auto` in Node without a directory, say): refused, rather than
+/// a store whose exports would come out plain.
+fn open_memory(key: Option<&Key>) -> Result<(SqliteStore, Place)> {
+    if key.is_some() {
+        return Err(Error::invalid(
+            "options.key",
+            "a memory store is never stored and takes no key; an encrypted store needs OPFS, \
+             IndexedDB or a file (persistence 'file' with a directory in Node)",
+        ));
+    }
+    Ok((open_in_memory()?, Place::Memory))
 }
 
 async fn open_opfs(

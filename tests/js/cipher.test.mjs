@@ -201,17 +201,54 @@ test('a tab that joins a shared encrypted store with another key gets WRONG_KEY;
       joins[label] = await page.evaluate(async ({ name, persistence, key }) => {
         const options = key ? { persistence, key: new Uint8Array(key) } : { persistence };
         try {
-          const store = await window.runstore.openAsGiven(name, options);
-          return { head: await store.head('wf') };
+          window.joined = await window.runstore.openAsGiven(name, options);
+          return { head: await window.joined.head('wf') };
         } catch (error) {
           return { code: error.code };
         }
       }, { name, persistence, key });
     }
     assert.deepEqual(joins, { otherKey: { code: 'WRONG_KEY' }, noKey: { code: 'WRONG_KEY' }, sameKey: { head: 1 } });
+    // After a rekey the leader serves only tabs that show the new key: the tab it admitted with
+    // the old one is refused at its next call, a tab opening with the new one reads.
+    await leader.evaluate(async () => window.shared.rekey('the new passphrase'));
+    const admittedBefore = pages[pages.length - 1];
+    const oldTab = await admittedBefore.evaluate(async () =>
+      window.joined.head('wf').then((head) => ({ head }), (error) => ({ code: error.code })),
+    );
+    const newTab = await app.browser.newPage();
+    pages.push(newTab);
+    await newTab.goto(app.url);
+    await newTab.waitForFunction(() => window.runstore !== undefined);
+    const withNewKey = await newTab.evaluate(async ({ name, persistence }) => {
+      const store = await window.runstore.openAsGiven(name, { persistence, key: 'the new passphrase' });
+      return { head: await store.head('wf') };
+    }, { name, persistence });
+    assert.deepEqual({ oldTab, withNewKey }, { oldTab: { code: 'WRONG_KEY' }, withNewKey: { head: 1 } });
   } finally {
     for (const page of pages) await page.close();
   }
+});
+
+test('a key for a store that would live in memory is INVALID_INPUT, not a store that exports in plain', async () => {
+  const got = await inHost(async ({ open }, { keyBytes, inNode }) => {
+    const outcome = (options) => open(`memory-key-${Date.now()}`, options).then(
+      async (store) => (await store.close(), 'opened'),
+      (error) => `${error.code} ${error.field}`,
+    );
+    const key = new Uint8Array(keyBytes);
+    return {
+      memory: await outcome({ persistence: 'memory', key }),
+      // In Node `auto` without a directory falls back to memory.
+      auto: inNode ? await outcome({ key }) : 'not here',
+      passphraseWithNul: await outcome({ persistence: inNode ? 'memory' : 'opfs', key: 'a\u0000b' }),
+    };
+  }, { keyBytes: KEY, inNode: IN_NODE });
+  assert.deepEqual(got, {
+    memory: 'INVALID_INPUT options.key',
+    auto: IN_NODE ? 'INVALID_INPUT options.key' : 'not here',
+    passphraseWithNul: 'INVALID_INPUT options.key',
+  });
 });
 
 test("docs/encryption.md's example runs and prints what it says", { skip: IN_NODE && "needs a browser: the example's store is persistent" }, async () => {

@@ -49,7 +49,7 @@ function client({ setup, workload, scale, name }, exclusive = false) {
  * pool directory and its reserve).
  */
 async function removeStore(setup, name) {
-  if (setup === 'indexeddb') {
+  if (setup.startsWith('indexeddb')) {
     await new Promise((resolve, reject) => {
       const request = indexedDB.deleteDatabase(`runstore:${name}`);
       request.onsuccess = resolve;

@@ -176,20 +176,27 @@ export const WORKLOADS = {
   },
 };
 
-/**
- * Runs one workload on a store opened by `open()` and closed by `close(store)`; resolves to
- * { count, ms } for the timed part alone.
- */
+/** The key of the encrypted setups: 32 bytes, used as they are (no passphrase stretching). */
+const BENCH_KEY = Array.from({ length: 32 }, (_, i) => (i * 29 + 3) % 256);
+
 /**
  * The store options of a setup: `memory`, `opfs-full` and `opfs-relaxed` (OPFS at that
- * durability), `indexeddb` (IndexedDB, full durability: each write stored strictly).
+ * durability), `indexeddb` (IndexedDB, full durability: each write stored strictly); with
+ * `-encrypted` after the name, the same store encrypted with a key of 32 bytes.
  */
 export function storeOptions(setup) {
+  if (setup.endsWith('-encrypted')) {
+    return { ...storeOptions(setup.slice(0, -'-encrypted'.length)), key: new Uint8Array(BENCH_KEY) };
+  }
   if (setup === 'memory') return { persistence: 'memory' };
   if (setup === 'indexeddb') return { persistence: 'indexeddb', durability: 'full' };
   return { persistence: 'opfs', durability: setup.slice('opfs-'.length) };
 }
 
+/**
+ * Runs one workload on a store opened by `open()` and closed by `close(store)`; resolves to
+ * { count, ms } for the timed part alone.
+ */
 export async function measure(workload, scale, open, close) {
   const spec = WORKLOADS[workload];
   if (!spec) throw new Error(`unknown workload ${workload}`);
