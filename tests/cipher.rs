@@ -231,3 +231,38 @@ fn an_encrypted_store_exports_encrypted_unless_asked_for_a_plain_file() {
     plain_store.import_bytes(&plain, None).unwrap();
     assert_eq!(plain_store.head("wf-secret").unwrap(), 1);
 }
+
+#[test]
+fn a_refused_open_leaves_a_hot_wal_and_the_file_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = bytes_key(8);
+    let store = written(&dir.path().join("live.db"), Some(&key));
+    // What a process that was killed leaves: the file and its WAL, with commits only in the
+    // WAL (copied while the store is open; no -shm, which the next opener rebuilds).
+    let path = dir.path().join("hot.db");
+    for suffix in ["", "-wal"] {
+        std::fs::copy(
+            dir.path().join(format!("live.db{suffix}")),
+            dir.path().join(format!("hot.db{suffix}")),
+        )
+        .unwrap();
+    }
+    drop(store);
+    let before = files(&path);
+    assert!(before[1].1.len() > 4096, "the WAL holds the commit");
+    assert_eq!(
+        code(SqliteStore::open_encrypted(
+            &path,
+            &bytes_key(9),
+            Durability::Full
+        )),
+        "WRONG_KEY"
+    );
+    assert_eq!(code(SqliteStore::open(&path)), "WRONG_KEY");
+    assert!(
+        before == files(&path),
+        "a refused open checkpointed or changed the files"
+    );
+    let store = SqliteStore::open_encrypted(&path, &key, Durability::Full).unwrap();
+    assert_eq!(store.head("wf-secret").unwrap(), 1);
+}

@@ -627,6 +627,12 @@ fn check(
     }
     let content = dump(&conn)?;
     drop(conn);
+    // An encrypted store's file, after the cut and its recovery, never holds a plain page 1.
+    if setting.encrypted && crash_vfs::contents(disk, DB).starts_with(b"SQLite format 3\0") {
+        return Err(format!(
+            "after the cut at {point:?} the encrypted store's file is plain"
+        ));
+    }
     let (kept, landed) = matching_prefix(&run, &content, setting.promise)
         .map_err(|e| format!("after the cut at {point:?} ({damage:?}): {e}"))?;
     let in_migration = point.call != 0 && point.call <= open_calls;

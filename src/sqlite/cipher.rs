@@ -4,6 +4,7 @@
 //! with a [`Key`] gives it to SQLCipher before anything is read, and is then read once to
 //! prove the key: a wrong one is [`Error::WrongKey`] before any setting touches the file.
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode};
 
 use crate::error::{Error, Result};
@@ -47,7 +48,8 @@ impl Key {
     /// NUL (which would end it early).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] (field `key`) for an empty passphrase or one with a NUL.
+    /// [`Error::InvalidInput`] (field `key`) for an empty passphrase, one with a NUL, or one in
+    /// SQLCipher's form of raw key bytes (`x'…'`).
     pub fn passphrase(text: impl Into<String>) -> Result<Key> {
         let text = text.into();
         if text.is_empty() {
@@ -115,7 +117,9 @@ fn key_refused(pragma: &str, error: rusqlite::Error) -> Error {
 }
 
 /// Reads the database's schema once, which decrypts its first page: a store that cannot be
-/// read with the key it was given (or without one) is [`Error::WrongKey`].
+/// read with the key it was given (or without one) is [`Error::WrongKey`]. The refused
+/// connection then closes without the checkpoint that closing the last connection runs: a
+/// WAL left by a crash stays as it is, for the right key to recover.
 ///
 /// # Errors
 /// [`Error::WrongKey`] as above; the errors of a first read otherwise.
@@ -123,6 +127,7 @@ pub(super) fn prove_key(conn: &Connection, keyed: bool) -> Result<()> {
     let read = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
     match read {
         Err(error) if error.sqlite_error_code() == Some(ErrorCode::NotADatabase) => {
+            conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
             Err(Error::WrongKey {
                 message: if keyed {
                     "the key does not open this store (a wrong key, or a store that is not \

@@ -34,6 +34,9 @@ async function crashCycles(cycles, key) {
   assert.equal(report.cycles, cycles);
   assert.ok(report.acknowledged > 0, 'no step was acknowledged');
   assert.ok(report.found >= report.acknowledged);
+  // The plain store's bytes hold SQLite's header, the encrypted store's never.
+  const name = key ? 'crash-steps-encrypted' : 'crash-steps';
+  assert.equal(await page.evaluate((name) => window.holdsPlainHeader(name), name), !key);
   await page.close();
 }
 

@@ -269,6 +269,15 @@ pub fn cut_point(disk: u64) -> Option<CutPoint> {
     disks()[&disk].cut.clone()
 }
 
+/// What `file` (without the disk prefix) holds now, synced or not; empty when it does not exist.
+pub fn contents(disk: u64, file: &str) -> Vec<u8> {
+    disks()[&disk]
+        .files
+        .get(file)
+        .map(|model| model.current.clone())
+        .unwrap_or_default()
+}
+
 /// Completed `xSync` calls per file (without the disk prefix).
 pub fn syncs(disk: u64) -> HashMap<String, u64> {
     disks()[&disk].syncs.clone()

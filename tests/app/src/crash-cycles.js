@@ -110,3 +110,50 @@ export async function runCrashCycles(cycles, seed, key = null) {
   }
   return report;
 }
+
+/** The SQLite file header, which every page 1 of a plain database starts with. */
+const SQLITE_MAGIC = new TextEncoder().encode('SQLite format 3\0');
+
+/**
+ * Whether the stored bytes of the store `name` (its OPFS pool directory's files, or its
+ * IndexedDB database's records) hold SQLite's file header anywhere: a plain store's do, an
+ * encrypted store's never.
+ */
+export async function holdsPlainHeader(name) {
+  const chunks = [];
+  const root = await navigator.storage?.getDirectory?.().catch(() => null);
+  const dir = await root?.getDirectoryHandle(name).catch(() => null);
+  const walk = async (handle) => {
+    for await (const entry of handle.values()) {
+      if (entry.kind === 'directory') await walk(entry);
+      else chunks.push(new Uint8Array(await (await entry.getFile()).arrayBuffer()));
+    }
+  };
+  if (dir) await walk(dir);
+  if (((await indexedDB.databases?.()) ?? []).some((db) => db.name === `runstore:${name}`)) {
+    const db = await new Promise((resolve, reject) => {
+      const request = indexedDB.open(`runstore:${name}`);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    const collect = (value) => {
+      if (ArrayBuffer.isView(value)) chunks.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      else if (value instanceof ArrayBuffer) chunks.push(new Uint8Array(value));
+      else if (value && typeof value === 'object') for (const inner of Object.values(value)) collect(inner);
+    };
+    for (const store of db.objectStoreNames) {
+      collect(await new Promise((resolve, reject) => {
+        const request = db.transaction(store).objectStore(store).getAll();
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      }));
+    }
+    db.close();
+  }
+  return chunks.some((chunk) => {
+    for (let i = 0; i + SQLITE_MAGIC.length <= chunk.length; i++) {
+      if (SQLITE_MAGIC.every((byte, j) => chunk[i + j] === byte)) return true;
+    }
+    return false;
+  });
+}

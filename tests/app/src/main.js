@@ -3,7 +3,7 @@
 import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { readmeExample as encryptionExample, expectedOutput as encryptionOutput } from './encryption-example.js';
-import { runCrashCycles } from './crash-cycles.js';
+import { runCrashCycles, holdsPlainHeader } from './crash-cycles.js';
 import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
 import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
@@ -72,6 +72,8 @@ window.runCoreWorker = () =>
 window.bench = { core: benchCore, open: benchOpen, client: benchClient, clientPerCall: benchClientPerCall, messaging: benchMessaging };
 /** Terminates a store worker mid-step, cycle after cycle (src/crash-cycles.js). */
 window.runCrashCycles = runCrashCycles;
+/** Whether a store's stored bytes hold SQLite's plain file header (src/crash-cycles.js). */
+window.holdsPlainHeader = holdsPlainHeader;
 /** The hostile-input suite through runstore/core in an app's own worker; resolves to its report. */
 window.runHostileCore = (options) =>
   reportOf(new Worker(new URL('./hostile-worker.js', import.meta.url), { type: 'module' }), { ...options, medium });
