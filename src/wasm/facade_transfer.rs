@@ -24,7 +24,7 @@ const MAX_IMPORT_BYTES: usize = 512 << 20;
 
 #[wasm_bindgen]
 impl RunStoreCore {
-    /// The whole store as the bytes of one SQLite database file (in rollback-journal mode, with the store's page size): a consistent snapshot to download, keep, or load with `importDatabase` here or in any other store, native or in the browser. An encrypted store's export is encrypted with its key (only a store opened with that key imports it) unless `options.plain` is true.
+    /// The whole store as the bytes of one SQLite database file (in rollback-journal mode, with the store's page size; an encrypted store's, with SQLite's default page size): a consistent snapshot to download, keep, or load with `importDatabase` here or in any other store, native or in the browser. An encrypted store's export is encrypted with its key (only a store opened with that key imports it) unless `options.plain` is true.
     #[wasm_bindgen(js_name = exportDatabase, unchecked_return_type = "StoredBytes")]
     pub fn export_database(
         &self,
