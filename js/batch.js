@@ -60,6 +60,14 @@ export function unbatch(data) {
  * the value as JSON text (`json`: a history page or checkpoints cross as one string, parsed here
  * once, see host.js) or the error.
  */
+/**
+ * Whether a message from the store's worker reports a running call's progress (`rekey` of a
+ * plain store) rather than answering it.
+ */
+export function isProgress(message) {
+  return message.ok === undefined && message.progress !== undefined;
+}
+
 export function settleCall({ resolve, reject }, answer) {
   if (!answer.ok) {
     reject(toRunStoreError(answer.error));

@@ -16,7 +16,7 @@ import { Changes } from './changes.js';
 import { Tabs } from './tabs.js';
 import { WRITES, capture, refuseLongArrays } from './wire.js';
 import { unsendable } from './unsendable.js';
-import { Batcher, settleCall, unbatch } from './batch.js';
+import { Batcher, isProgress, settleCall, unbatch } from './batch.js';
 
 export { RunStoreError, ErrorCode } from './errors.js';
 export { storageEstimate, requestPersistence } from './storage.js';
@@ -183,9 +183,10 @@ export class RunStore {
     }
   }
 
-  [send](method, args) {
+  [send](method, given) {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     let message;
+    const { args, onProgress } = method === 'rekey' ? takeProgress(given) : { args: given };
     try {
       // A shared store keeps every call as it was made, to send it again after a hand-off; a
       // private store's reads and imports are copied as they are posted.
@@ -195,7 +196,7 @@ export class RunStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#tabs ? this.#tabs.call(message) : this.#post(message);
+    return this.#tabs ? this.#tabs.call(message, onProgress) : this.#post(message, onProgress);
   }
 
   /**
@@ -209,10 +210,10 @@ export class RunStore {
     return this.#tabs && WRITES.has(method) ? newRequestId() : null;
   }
 
-  #post(message) {
+  #post(message, onProgress) {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { resolve, reject, onProgress });
       try {
         this.#batcher.send({ id, ...message });
       } catch (error) {
@@ -233,6 +234,10 @@ export class RunStore {
     if (message?.change) this.#changes.dispatch(message.change);
     const entry = this.#pending.get(message?.id);
     if (!entry) return;
+    if (isProgress(message)) {
+      entry.onProgress?.(message.progress);
+      return;
+    }
     this.#pending.delete(message.id);
     settleCall(entry, message);
   }
@@ -316,6 +321,17 @@ function readOptions(options) {
  * open, which refuses it.
  */
 const SHARED_MEDIA = new Set([undefined, 'auto', 'opfs', 'indexeddb']);
+
+/**
+ * `rekey`'s arguments as they travel: a function cannot reach the worker, so
+ * `options.onProgress` stays here and the worker is asked to report progress (which it sends
+ * with the call's id). Anything else goes as given, for the store to check.
+ */
+function takeProgress(args) {
+  const options = args[1];
+  if (options === null || typeof options !== 'object' || typeof options.onProgress !== 'function') return { args };
+  return { args: [args[0], { progress: true }, ...args.slice(2)], onProgress: options.onProgress };
+}
 
 /** Refuses a name or options that cannot reach the store's worker (a function, a symbol). */
 function checkSendable(name, options) {

@@ -77,7 +77,7 @@ export const PARAMETERS = Object.freeze({
   changesSince: ['after', 'limit'],
   storageStats: [],
   vacuum: [],
-  rekey: ['key'],
+  rekey: ['key', 'options'],
   exportDatabase: ['options'],
   importDatabase: ['bytes', 'requestId'],
 });

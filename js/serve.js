@@ -350,7 +350,7 @@ export function serve(scope, env) {
     // What a read of the feed answers was announced before it: a tab that starts from its
     // answer (a subscriber's first read) hears of every change after it or in it.
     if (message.method === 'changesSince') broadcastChanges();
-    const { value, change } = runCall(store, message);
+    const { value, change } = runCall(store, withProgress(message));
     announced = change;
     if (message.method === 'rekey') {
       // Tabs that joined with the old key are served no more: they open again with the new one.
@@ -358,6 +358,20 @@ export function serve(scope, env) {
       admitted.clear();
     }
     return value;
+  }
+
+  /** A `rekey` with `reply`: what sends its progress reports at once (see `withProgress`). */
+  const withReply = (message, send) => (message.method === 'rekey' ? { ...message, reply: send } : message);
+
+  /**
+   * A `rekey` whose client asked for progress (`{ progress: true }`, its `onProgress` stayed in
+   * the page) with a callback that sends each report to that client with the call's id, ahead
+   * of the answer.
+   */
+  function withProgress(message) {
+    const { id, method, args, reply } = message;
+    if (method !== 'rekey' || args?.[1]?.progress !== true || !reply) return message;
+    return { ...message, args: [args[0], { onProgress: (progress) => reply({ id, progress }) }] };
   }
 
   /**
@@ -471,11 +485,11 @@ export function serve(scope, env) {
   /** Runs the calls of one message in order; a batch is answered in one message once all ran. */
   function receive(data, send) {
     if (!Array.isArray(data?.batch)) {
-      enqueue(data ?? {}, send);
+      enqueue(withReply(data ?? {}, send), send);
       return;
     }
     const answers = [];
-    for (const message of unbatch(data)) enqueue(message ?? {}, (answer) => answers.push(answer));
+    for (const message of unbatch(data)) enqueue(withReply(message ?? {}, send), (answer) => answers.push(answer));
     if (waiting) afterWaiting(() => send({ batch: answers }));
     else send({ batch: answers });
   }

@@ -21,7 +21,7 @@
 // after the client's `requestTimeoutMs`, or when the tab closes.
 import { RunStoreError, toRunStoreError } from './errors.js';
 import { PROTOCOL, asValues } from './wire.js';
-import { Batcher, settleCall, unbatch } from './batch.js';
+import { Batcher, isProgress, settleCall, unbatch } from './batch.js';
 
 /** How long a leader that steps down waits for its worker to close the store. */
 const CLOSE_LIMIT_MS = 3_000;
@@ -331,8 +331,11 @@ export class Tabs {
     for (const entry of [...this.#pending.values()]) this.#expire(entry, `store ${this.#name} was closed first`);
   }
 
-  /** Sends a call (`message`, captured by wire.js) to the leader, again to each next leader until one answers. */
-  call(message) {
+  /**
+   * Sends a call (`message`, captured by wire.js) to the leader, again to each next leader until
+   * one answers. `onProgress` hears the progress the leader reports while it runs (see `rekey`).
+   */
+  call(message, onProgress) {
     if (this.#state !== 'joined') return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
@@ -342,6 +345,7 @@ export class Tabs {
         started: performance.now(),
         resolve,
         reject,
+        onProgress,
       };
       this.#pending.set(id, entry);
       this.#send([entry], false);
@@ -470,6 +474,10 @@ export class Tabs {
     }
     const entry = this.#pending.get(message.id);
     if (!entry) return;
+    if (isProgress(message)) {
+      entry.onProgress?.(message.progress);
+      return;
+    }
     this.#pending.delete(message.id);
     // A step under this client's own request id that answers `replayed` was applied by this
     // call's own first sending, to a leader that ended before answering: it answers as then.

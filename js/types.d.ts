@@ -47,6 +47,16 @@ export interface OpenOptions {
   key?: string | Uint8Array;
 }
 
+/** What `rekey` reports while it encrypts a plain store. */
+export interface RekeyOptions {
+  /**
+   * Called as a plain store's rows are copied into its encrypted file and back: `done` of
+   * `total` rows (both copies count), `done === total` at the end. Not called when an
+   * encrypted store's key changes (that is one step). A callback that throws does not stop it.
+   */
+  onProgress?: ((progress: { done: number; total: number }) => void) | null;
+}
+
 /** How `exportDatabase` writes the file. */
 export interface ExportOptions {
   /** An encrypted store's content as a plain SQLite file, readable by whoever holds it (default false: encrypted with the store's key). */

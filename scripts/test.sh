@@ -40,5 +40,8 @@ done
 step "scripts/bench-official.sh (smoke)"
 bash scripts/bench-official.sh --runs 1 --scale 0.01 \
   --setups opfs-relaxed,opfs-full,indexeddb,memory,opfs-relaxed-encrypted,indexeddb-encrypted
+# And of `npm run bench:encrypt`, on a small store (the test app is built by then).
+step "tests/js/bench-encrypt.mjs (smoke)"
+BENCH_WORKFLOWS=500 BENCH_RUNS=1 node tests/js/bench-encrypt.mjs
 echo
 echo "all tests passed in $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s"

@@ -54,5 +54,6 @@ pub use model::timers::*;
 pub use model::visibility::*;
 pub use model::{Millis, Page, PageRequest, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 pub use sqlite::{
-    Durability, ImportOutcome, Key, Medium, SqliteStore, KEPT_CHANGES, SCHEMA_VERSION,
+    Durability, EncryptProgress, ImportOutcome, Key, Medium, SqliteStore, KEPT_CHANGES,
+    SCHEMA_VERSION,
 };

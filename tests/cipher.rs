@@ -155,7 +155,7 @@ fn rekey_changes_the_key_in_place() {
 }
 
 #[test]
-fn bad_keys_and_a_plain_store_rekeyed_are_invalid_input() {
+fn bad_keys_and_a_memory_store_rekeyed_are_invalid_input() {
     let short = Key::from_bytes(&[0; 31]).unwrap_err();
     assert_eq!(short.code(), "INVALID_INPUT");
     assert!(short.to_string().contains("32"), "{short}");
@@ -172,17 +172,10 @@ fn bad_keys_and_a_plain_store_rekeyed_are_invalid_input() {
         "Debug never shows a key"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("plain.db");
-    let mut store = written(&path, None);
-    let refused = store.rekey(&bytes_key(4)).unwrap_err();
+    let mut memory = SqliteStore::open_in_memory().unwrap();
+    let refused = memory.rekey(&bytes_key(4)).unwrap_err();
     assert_eq!(refused.code(), "INVALID_INPUT");
-    drop(store);
-    assert_eq!(
-        code(SqliteStore::open(&path)),
-        "opened",
-        "the plain store is as it was"
-    );
+    assert!(!memory.is_encrypted());
 }
 
 #[test]

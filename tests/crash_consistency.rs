@@ -33,6 +33,7 @@ const TEST_NAME: &str = "acknowledged_steps_survive_sigkill_whole_and_nothing_el
 /// Set for the writer of an encrypted store: its passphrase.
 const KEY_ENV: &str = "RUNSTORE_CRASH_KEY";
 /// The passphrase of the encrypted store's runs.
+#[cfg(feature = "cipher")]
 const PASSPHRASE: &str = "crash-test passphrase";
 /// Set for the writer: the database it commits to.
 const DB_ENV: &str = "RUNSTORE_CRASH_DB";

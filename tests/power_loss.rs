@@ -752,6 +752,7 @@ fn setting(medium: Medium, durability: Durability) -> Setting {
     }
 }
 
+#[cfg(feature = "cipher")]
 fn encrypted(medium: Medium, durability: Durability) -> Setting {
     Setting {
         encrypted: true,

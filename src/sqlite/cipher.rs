@@ -92,17 +92,26 @@ impl Key {
 /// when SQLCipher refuses the key.
 pub(super) fn unlock(conn: &Connection, key: Option<&Key>) -> Result<()> {
     let Some(key) = key else { return Ok(()) };
-    if !cfg!(feature = "cipher") {
-        return Err(Error::invalid(
-            "key",
-            "this build of runstore has no encryption (the `cipher` feature)",
-        ));
-    }
+    require()?;
     // SQLCipher logs a failed page check (every wrong key) to stderr by default: the
     // store's error says what happened, and a library does not write to its host's stderr.
     conn.pragma_update_and_check(None, "cipher_log_level", "NONE", |_| Ok(()))?;
     conn.pragma_update(None, "key", key.pragma_value())
         .map_err(|error| key_refused("key", error))
+}
+
+/// Refuses a key where this build has no SQLCipher.
+///
+/// # Errors
+/// [`Error::InvalidInput`] (field `key`) without the `cipher` feature.
+pub(super) fn require() -> Result<()> {
+    if cfg!(feature = "cipher") {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "key",
+        "this build of runstore has no encryption (the `cipher` feature)",
+    ))
 }
 
 /// A failure of `PRAGMA key` or `rekey` with its code, told without SQLite's message: that
@@ -144,18 +153,12 @@ pub(super) fn prove_key(conn: &Connection, keyed: bool) -> Result<()> {
     }
 }
 
-/// Encrypts the open, encrypted store's every page again under `key`, in place.
+/// Encrypts the open, encrypted store's every page again under `key`, in place (SQLCipher
+/// cannot encrypt a plain database so: see `encrypt.rs`).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] (field `key`) for a store that is not encrypted (SQLCipher cannot
-/// encrypt a plain database in place); the errors of a write.
-pub(super) fn rekey(conn: &Connection, keyed: bool, key: &Key) -> Result<()> {
-    if !keyed {
-        return Err(Error::invalid(
-            "key",
-            "the store is not encrypted: rekey changes the key of an encrypted store",
-        ));
-    }
+/// The errors of a write.
+pub(super) fn rekey(conn: &Connection, key: &Key) -> Result<()> {
     conn.pragma_update(None, "rekey", key.pragma_value())
         .map_err(|error| key_refused("rekey", error))
 }

@@ -23,6 +23,7 @@ mod checkpoints;
 mod cipher;
 mod conversations;
 mod effects;
+mod encrypt;
 mod import_rules;
 mod journal;
 mod namespaces;
@@ -50,6 +51,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::error::{Error, Result};
 pub use change_feed::KEPT_CHANGES;
 pub use cipher::Key;
+pub use encrypt::EncryptProgress;
 pub use migrations::SCHEMA_VERSION;
 pub use transfer::ImportOutcome;
 
@@ -102,6 +104,10 @@ pub struct SqliteStore {
     newest: steps::Newest,
     /// The key the store was opened with (SQLCipher encrypts its pages), for its exports.
     key: Option<Key>,
+    /// Where the store's file lives and what its commits promise, to open it again when it
+    /// is encrypted in place.
+    medium: Medium,
+    durability: Durability,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -175,10 +181,24 @@ impl SqliteStore {
     /// [`Error::WrongKey`] when the key (or its absence) does not open the file; otherwise as
     /// [`SqliteStore::open`].
     pub fn from_connection_with_key(
+        conn: Connection,
+        medium: Medium,
+        durability: Durability,
+        key: Option<&Key>,
+    ) -> Result<Self> {
+        let mut ignore = |_| {};
+        let mut counter = encrypt::Counter::new(&mut ignore, 0);
+        Self::open_connection(conn, medium, durability, key, &mut counter)
+    }
+
+    /// As [`SqliteStore::from_connection_with_key`], reporting the rows copied when the open
+    /// finishes an interrupted encryption (see `encrypt.rs`).
+    fn open_connection(
         mut conn: Connection,
         medium: Medium,
         durability: Durability,
         key: Option<&Key>,
+        counter: &mut encrypt::Counter,
     ) -> Result<Self> {
         cipher::unlock(&conn, key)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
@@ -192,6 +212,7 @@ impl SqliteStore {
             conn.pragma_update_and_check(None, "locking_mode", "EXCLUSIVE", |_| Ok(()))?;
         }
         cipher::prove_key(&conn, key.is_some())?;
+        encrypt::finish(&conn, key, counter)?;
         // Refuse a newer database before any setting touches its file.
         migrations::refuse_newer(&conn)?;
         configure(&conn, medium, durability)?;
@@ -204,19 +225,23 @@ impl SqliteStore {
             room,
             newest: steps::Newest::default(),
             key: key.cloned(),
+            medium,
+            durability,
         };
         store.release_space_left();
         Ok(store)
     }
 
     /// Encrypts every page of this encrypted store again under `key`, in place: the store is
-    /// then opened with `key` only.
+    /// then opened with `key` only. A plain store is encrypted (see [`SqliteStore::encrypt`]).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] (field `key`) for a store opened without a key; the errors of
-    /// a write.
+    /// [`Error::InvalidInput`] (field `key`) for a store in memory; the errors of a write.
     pub fn rekey(&mut self, key: &Key) -> Result<()> {
-        cipher::rekey(&self.conn, self.key.is_some(), key)?;
+        if self.key.is_none() {
+            return self.encrypt(key, &mut |_| {});
+        }
+        cipher::rekey(&self.conn, key)?;
         self.key = Some(key.clone());
         Ok(())
     }

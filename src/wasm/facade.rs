@@ -252,15 +252,24 @@ impl RunStoreCore {
         })
     }
 
-    /// Encrypts every page of this encrypted store again under `key` (a passphrase, or a `Uint8Array` of 32 bytes), in place: it then opens with `key` only. INVALID_INPUT for a store opened without a key.
+    /// Changes the store's key to `key` (a passphrase, or a `Uint8Array` of 32 bytes), in place: it then opens with `key` only. A plain store is encrypted: copied, encrypted, beside its file and back, with `options.onProgress({ done, total })` called as rows are copied (a crash midway loses nothing: the next open finishes or undoes it). On IndexedDB, `flush()` stores the result. INVALID_INPUT for a memory store.
     #[wasm_bindgen(js_name = rekey, unchecked_return_type = "undefined")]
     pub fn rekey(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "RekeyOptions")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
         let KeyOption(key) = input("key", key)?;
+        let report = progress_callback(&options).map_err(js_error)?;
         let store = self.store_mut().map_err(js_error)?;
-        store.rekey(&key).map_err(js_error)?;
+        let result = match report {
+            Some(report) if !store.is_encrypted() => store.encrypt(&key, &mut |progress| {
+                // A throwing callback does not stop the encryption, which is safer finished.
+                let _ = report.call1(&JsValue::NULL, &progress_object(progress));
+            }),
+            _ => store.rekey(&key),
+        };
+        result.map_err(js_error)?;
         Ok(JsValue::UNDEFINED)
     }
 
@@ -334,4 +343,31 @@ impl RunStoreCore {
             Ok(JsValue::UNDEFINED)
         })
     }
+}
+
+/// `options.onProgress` of `rekey`: absent, or a function.
+fn progress_callback(options: &JsValue) -> Result<Option<js_sys::Function>> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(None);
+    }
+    let refuse = |reason: &str| Error::invalid("options.onProgress", reason);
+    let value = js_sys::Reflect::get(options, &"onProgress".into())
+        .map_err(|_| refuse("could not be read"))?;
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .dyn_into()
+        .map(Some)
+        .map_err(|_| refuse("must be a function"))
+}
+
+/// `{ done, total }` for an encryption's progress callback.
+fn progress_object(progress: crate::EncryptProgress) -> JsValue {
+    let object = js_sys::Object::new();
+    for (field, value) in [("done", progress.done), ("total", progress.total)] {
+        // Row counts stay far below 2^53.
+        let _ = js_sys::Reflect::set(&object, &field.into(), &JsValue::from_f64(value as f64));
+    }
+    object.into()
 }

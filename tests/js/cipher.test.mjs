@@ -180,6 +180,42 @@ for (const medium of MEDIA) {
   });
 }
 
+for (const medium of MEDIA) {
+  test(`${ENGINE === 'chromium' || IN_NODE ? '' : `${ENGINE}: `}${medium}: rekey encrypts a plain store in place, with progress, and nothing of its text stays stored`, async () => {
+    const got = await inHost(async ({ open, stored }, { secret, keyBytes, options, tag, workflows }) => {
+      const key = new Uint8Array(keyBytes);
+      const name = `encrypted-later-${tag}`;
+      const plain = await open(name, { ...options, exclusive: true });
+      for (let n = 0; n < workflows; n++) {
+        await plain.append(`wf-${n}`, [{ type: 'custom', name: 'noted', recordedAt: 1, data: { note: `${secret}-${n}` } }], 0);
+      }
+      const before = await stored(name, secret);
+      const reports = [];
+      await plain.rekey(key, { onProgress: (progress) => reports.push(progress) });
+      const headAfter = await plain.head(`wf-${workflows - 1}`);
+      await plain.close();
+      const after = await stored(name, secret);
+      const code = (promise) => promise.then(async (store) => (await store.close(), 'opened'), (error) => error.code);
+      const noKey = await code(open(name, { ...options, exclusive: true }));
+      const reopened = await open(name, { ...options, key, exclusive: true });
+      const heads = [await reopened.head('wf-0'), await reopened.head(`wf-${workflows - 1}`)];
+      await reopened.close();
+      return { before, after, reports, headAfter, noKey, heads };
+    }, { secret: SECRET, keyBytes: KEY, options: mediumOptions(medium), tag: `${medium}-${Date.now()}`, workflows: 300 });
+
+    assert.ok(got.before.holds, 'the plain store holds its text: the search works');
+    assert.equal(got.after.holds, false, `after rekey the ${medium} storage holds none of the text`);
+    assert.ok(got.reports.length >= 4, `progress was reported as rows were copied: ${JSON.stringify(got.reports)}`);
+    assert.ok(got.reports.every((r, i) => i === 0 || r.done > got.reports[i - 1].done), 'progress only grows');
+    const last = got.reports.at(-1);
+    assert.equal(last.done, last.total, 'progress ends at its total');
+    assert.ok(last.total >= 2 * 300, `both copies count every event: ${JSON.stringify(last)}`);
+    assert.equal(got.headAfter, 1, 'the store goes on, encrypted');
+    assert.equal(got.noKey, 'WRONG_KEY');
+    assert.deepEqual(got.heads, [1, 1]);
+  });
+}
+
 test('a tab that joins a shared encrypted store with another key gets WRONG_KEY; with the key it reads', { skip: IN_NODE && 'needs a browser: tabs' }, async () => {
   const leader = await app.browser.newPage();
   const pages = [leader];
@@ -225,6 +261,53 @@ test('a tab that joins a shared encrypted store with another key gets WRONG_KEY;
       return { head: await store.head('wf') };
     }, { name, persistence });
     assert.deepEqual({ oldTab, withNewKey }, { oldTab: { code: 'WRONG_KEY' }, withNewKey: { head: 1 } });
+  } finally {
+    for (const page of pages) await page.close();
+  }
+});
+
+test("a follower tab encrypts a shared plain store through the leader's worker and hears its progress", { skip: IN_NODE && 'needs a browser: tabs' }, async () => {
+  const pages = [];
+  const newPage = async () => {
+    const page = await app.browser.newPage();
+    pages.push(page);
+    await page.goto(app.url);
+    await page.waitForFunction(() => window.runstore !== undefined);
+    return page;
+  };
+  try {
+    const name = `shared-encrypted-later-${Date.now()}`;
+    const persistence = ENGINE === 'webkit' ? 'indexeddb' : 'opfs';
+    const leader = await newPage();
+    await leader.evaluate(async ({ name, persistence }) => {
+      window.shared = await window.runstore.openAsGiven(name, { persistence });
+      for (let n = 0; n < 50; n++) await window.shared.append(`wf-${n}`, [{ type: 'custom', name: 'kept', recordedAt: 1 }], 0);
+    }, { name, persistence });
+    const follower = await newPage();
+    const followed = await follower.evaluate(async ({ name, persistence, keyBytes }) => {
+      const store = await window.runstore.openAsGiven(name, { persistence });
+      const leads = store.isLeader;
+      const reports = [];
+      await store.rekey(new Uint8Array(keyBytes), { onProgress: (progress) => reports.push(progress) });
+      return { leads, reports };
+    }, { name, persistence, keyBytes: KEY });
+    const opens = {};
+    for (const [label, key] of [['withKey', KEY], ['withoutKey', null]]) {
+      const page = await newPage();
+      opens[label] = await page.evaluate(async ({ name, persistence, key }) => {
+        const options = key ? { persistence, key: new Uint8Array(key) } : { persistence };
+        return window.runstore.openAsGiven(name, options).then(
+          async (store) => ({ head: await store.head('wf-49') }),
+          (error) => ({ code: error.code }),
+        );
+      }, { name, persistence, key });
+    }
+    assert.equal(followed.leads, false, 'the tab that encrypts is a follower');
+    assert.ok(followed.reports.length > 0, 'its progress reached it');
+    const last = followed.reports.at(-1);
+    assert.equal(last.done, last.total);
+    assert.ok(last.total >= 100, JSON.stringify(last));
+    assert.deepEqual(opens, { withKey: { head: 1 }, withoutKey: { code: 'WRONG_KEY' } });
   } finally {
     for (const page of pages) await page.close();
   }

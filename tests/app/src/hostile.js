@@ -134,6 +134,9 @@ export const CASES = [
   ['empty capability on find', 'findEffect', () => ['', 'k'], 'INVALID_INPUT', 'capabilityId'],
   ['empty run id on run events', 'readRunEvents', () => [''], 'INVALID_INPUT', 'runId'],
   ['empty conversation id', 'loadConversation', () => [''], 'INVALID_INPUT', 'conversationId'],
+  ['a key of 3 bytes on rekey', 'rekey', () => [new Uint8Array(3)], 'INVALID_INPUT', 'key'],
+  ['an empty passphrase on rekey', 'rekey', () => [''], 'INVALID_INPUT', 'key'],
+  ['onProgress that is not a function', 'rekey', () => ['a passphrase', { onProgress: 'report' }], 'INVALID_INPUT', 'options.onProgress'],
   // 7. the field is the path from the argument
   ['bad hash in a package record', 'putPackage', () => [{ workflowType: 'order', contentHash: 'XYZ', archive: new Uint8Array(1), deployedAt: 0 }],
     'INVALID_INPUT', 'record.contentHash'],
@@ -439,8 +442,6 @@ function validArgs(r, exported) {
       ] },
     ])],
     requestOutcome: [`req-${r.int(9)}`], purgeWorkflows: [NOW, 10], changesSince: [r.int(20), 1 + r.int(100)], storageStats: [], vacuum: [],
-    // The hostile store is plain: every rekey is refused, whatever its key.
-    rekey: [r.pick(['a passphrase', new Uint8Array(32)])],
     syncTarget: ['ns'],
     syncWorkflows: ['ns', r.pick([{ select: 'all' }, { select: 'changed', after: 0, through: 9 }, { select: 'inState', state: 'conflict' }]), { limit: 5 }],
     syncHeads: ['ns', ['wf', 'x']],
@@ -513,7 +514,9 @@ const CODES = new Set(['SEQUENCE_CONFLICT', 'CONFLICT', 'IDEMPOTENCY_CONFLICT', 
  */
 export async function runProperty(call, { seed, ms, client, parameters }) {
   const r = random(seed);
-  const methods = Object.keys(parameters);
+  // Not rekey: with any key it encrypts the (plain) hostile store, a success the rest of the
+  // run could not open again. Its refusals are cases of the table.
+  const methods = Object.keys(parameters).filter((method) => method !== 'rekey');
   const failures = [];
   let calls = 0;
   let trapped = 0;

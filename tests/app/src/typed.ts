@@ -121,6 +121,10 @@ export async function typedEncryption(key: Uint8Array): Promise<Uint8Array | nul
     const store = await RunStore.open('vault', { key, durability: 'full' });
     await store.rekey('a passphrase');
     await store.rekey(new Uint8Array(32));
+    const plain = await RunStore.open('notes');
+    let share = 0;
+    await plain.rekey(key, { onProgress: ({ done, total }) => (share = done / total) });
+    void share;
     const sealed: Uint8Array = await store.exportDatabase();
     void sealed;
     return await store.exportDatabase({ plain: true });
