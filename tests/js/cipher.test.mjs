@@ -5,6 +5,8 @@
 // are WRONG_KEY and leave every stored byte as it was; rekey, reopen; an export stays
 // encrypted unless asked for a plain one; a tab that joins a shared store with another key is
 // WRONG_KEY. A plain store beside each proves that the search finds the text when it is there.
+// A plain store encrypted in place by rekey, with progress (from a follower tab too), keeps
+// none of its text stored; a worker terminated midway through it leaves a whole store.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -213,6 +215,38 @@ for (const medium of MEDIA) {
     assert.equal(got.headAfter, 1, 'the store goes on, encrypted');
     assert.equal(got.noKey, 'WRONG_KEY');
     assert.deepEqual(got.heads, [1, 1]);
+  });
+}
+
+for (const medium of IN_NODE ? [] : MEDIA) {
+  test(`${ENGINE === 'chromium' ? '' : `${ENGINE}: `}${medium}: a worker terminated midway through encrypting a store loses nothing`, async (t) => {
+    const page = await app.browser.newPage();
+    let report;
+    try {
+      await page.goto(app.url);
+      await page.waitForFunction(() => window.runEncryptionKilled !== undefined);
+      report = await page.evaluate((arg) => window.runEncryptionKilled(arg), {
+        medium, keyBytes: KEY, workflows: 3000, points: [0.05, 0.3, 0.55, 0.8, 0.98],
+      });
+    } finally {
+      await page.close();
+    }
+    assert.equal(report.failed, undefined, report.failed);
+    t.diagnostic(report.results.map((r) => `${r.point}: ${r.stopped?.done ?? 'finished'} of ${r.stopped?.total ?? ''}, ${r.withoutKey.heads ? 'plain' : 'encrypted'}`).join('; '));
+    for (const result of report.results) {
+      const at = `terminated at ${JSON.stringify(result.stopped)} (point ${result.point})`;
+      const { withoutKey, withKey } = result;
+      if (withoutKey.heads) {
+        assert.deepEqual(withoutKey.heads, [1, 1], `${at}: the plain store is whole`);
+      } else {
+        assert.equal(withoutKey.code, 'WRONG_KEY', `${at}: ${JSON.stringify(withoutKey)}`);
+        assert.deepEqual(withKey?.heads, [1, 1], `${at}: the encrypted store is whole: ${JSON.stringify(withKey)}`);
+      }
+      // On OPFS the second copy's reports come after the plain file was deleted: the store is
+      // encrypted from then on. On IndexedDB nothing of a call is stored before it returns.
+      if (medium === 'opfs' && result.point > 0.5) assert.ok(!withoutKey.heads, `${at}: past the delete the store needs its key`);
+      if (medium === 'indexeddb' && result.point < 0.6) assert.ok(withoutKey.heads, `${at}: IndexedDB kept the plain store`);
+    }
   });
 }
 

@@ -4,6 +4,7 @@ import { RunStore, RunStoreError, ErrorCode } from 'runstore';
 import { readmeExample, expectedOutput } from './readme-example.js';
 import { readmeExample as encryptionExample, expectedOutput as encryptionOutput } from './encryption-example.js';
 import { runCrashCycles, holdsPlainHeader } from './crash-cycles.js';
+import { runEncryptionKilled } from './encrypt-kill.js';
 import { runTable, runRepeated, runReadOnce, runBuiltinAttacks, runProperty, snapshot } from './hostile.js';
 import { runOnClient } from './parity.js';
 import { benchCore, benchOpen, benchClient, benchClientPerCall, benchMessaging } from './bench.js';
@@ -72,6 +73,8 @@ window.runCoreWorker = () =>
 window.bench = { core: benchCore, open: benchOpen, client: benchClient, clientPerCall: benchClientPerCall, messaging: benchMessaging };
 /** Terminates a store worker mid-step, cycle after cycle (src/crash-cycles.js). */
 window.runCrashCycles = runCrashCycles;
+/** Terminates a worker midway through encrypting a store, at each point (src/encrypt-kill.js). */
+window.runEncryptionKilled = runEncryptionKilled;
 /** Whether a store's stored bytes hold SQLite's plain file header (src/crash-cycles.js). */
 window.holdsPlainHeader = holdsPlainHeader;
 /** The hostile-input suite through runstore/core in an app's own worker; resolves to its report. */
