@@ -56,11 +56,6 @@ export function unbatch(data) {
 }
 
 /**
- * Settles a call (its promise's `resolve` and `reject`) with the worker's answer: the value,
- * the value as JSON text (`json`: a history page or checkpoints cross as one string, parsed here
- * once, see host.js) or the error.
- */
-/**
  * Whether a message from the store's worker reports a running call's progress (`rekey` of a
  * plain store) rather than answering it.
  */
@@ -68,6 +63,11 @@ export function isProgress(message) {
   return message.ok === undefined && message.progress !== undefined;
 }
 
+/**
+ * Settles a call (its promise's `resolve` and `reject`) with the worker's answer: the value,
+ * the value as JSON text (`json`: a history page or checkpoints cross as one string, parsed here
+ * once, see host.js) or the error.
+ */
 export function settleCall({ resolve, reject }, answer) {
   if (!answer.ok) {
     reject(toRunStoreError(answer.error));

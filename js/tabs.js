@@ -475,6 +475,8 @@ export class Tabs {
     const entry = this.#pending.get(message.id);
     if (!entry) return;
     if (isProgress(message)) {
+      // A call that reports progress is running: its time to an answer starts again.
+      entry.started = performance.now();
       entry.onProgress?.(message.progress);
       return;
     }

@@ -22,8 +22,10 @@ fn event(n: usize) -> Event {
     .expect("the event reads")
 }
 
+const PASSPHRASE: &str = "the store's passphrase";
+
 fn key() -> Key {
-    Key::passphrase("the store's passphrase").unwrap()
+    Key::passphrase(PASSPHRASE).unwrap()
 }
 
 /// A plain store at `path` holding [`WORKFLOWS`] workflows.
@@ -46,6 +48,57 @@ fn files_hold(path: &Path, needle: &str) -> bool {
         })
 }
 
+/// Everything a store's file holds, as text to compare: every table's rows (sorted), the
+/// schema, `user_version`, `auto_vacuum` and the integrity check. Read with the passphrase
+/// when given.
+fn contents(path: &Path, passphrase: Option<&str>) -> String {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    if let Some(passphrase) = passphrase {
+        conn.pragma_update(None, "key", passphrase).unwrap();
+    }
+    let pragma = |name: &str| -> String {
+        conn.query_row(&format!("PRAGMA {name}"), [], |row| {
+            row.get::<_, rusqlite::types::Value>(0)
+        })
+        .map(|value| format!("{value:?}"))
+        .unwrap()
+    };
+    let mut out = vec![
+        format!("user_version {}", pragma("user_version")),
+        format!("auto_vacuum {}", pragma("auto_vacuum")),
+        format!("integrity {}", pragma("integrity_check")),
+    ];
+    let mut stmt = conn
+        .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY name")
+        .unwrap();
+    let objects: Vec<(String, String, Option<String>)> = stmt
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (kind, name, sql) in objects {
+        out.push(format!("{kind} {name} {sql:?}"));
+        if kind != "table" {
+            continue;
+        }
+        let mut rows_stmt = conn.prepare(&format!("SELECT * FROM \"{name}\"")).unwrap();
+        let columns = rows_stmt.column_count();
+        let mut rows: Vec<String> = rows_stmt
+            .query_map([], |row| {
+                let values: Vec<rusqlite::types::Value> =
+                    (0..columns).map(|i| row.get(i)).collect::<Result<_, _>>()?;
+                Ok(format!("{values:?}"))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        rows.sort();
+        out.push(format!("{name}: {} rows", rows.len()));
+        out.extend(rows);
+    }
+    out.join("\n")
+}
+
 fn staging(path: &Path) -> PathBuf {
     PathBuf::from(format!("{}-encrypting", path.display()))
 }
@@ -66,6 +119,11 @@ fn a_plain_store_is_encrypted_in_place_with_progress() {
         "the negative control: a plain store holds its text"
     );
 
+    let before = contents(&path, None);
+    assert!(
+        before.contains("auto_vacuum Integer(2)"),
+        "a new store vacuums incrementally"
+    );
     let mut reports: Vec<EncryptProgress> = Vec::new();
     store
         .encrypt(&key(), &mut |progress| reports.push(progress))
@@ -109,9 +167,32 @@ fn a_plain_store_is_encrypted_in_place_with_progress() {
         "WRONG_KEY",
         "without the key the store does not open"
     );
-    let store = SqliteStore::open_encrypted(&path, &key(), Durability::Full).unwrap();
+    // Every row, the schema and the layout came through (the append after it aside).
+    let mut store = SqliteStore::open_encrypted(&path, &key(), Durability::Full).unwrap();
     assert_whole(&store);
     assert_eq!(store.head("wf-after").unwrap(), 1);
+    drop(store);
+    let after = contents(&path, Some(PASSPHRASE));
+    assert!(
+        after.contains("integrity Text(\"ok\")"),
+        "{}",
+        &after[..200]
+    );
+    let compare = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| !line.contains("wf-after") && !line.contains(" rows"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (before_lines, after_lines) = (compare(&before), compare(&after));
+    let missing: Vec<_> = before_lines
+        .iter()
+        .filter(|line| !after_lines.contains(line))
+        .take(5)
+        .collect();
+    assert!(missing.is_empty(), "lost in the encryption: {missing:?}");
+    store = SqliteStore::open_encrypted(&path, &key(), Durability::Full).unwrap();
+    drop(store);
 }
 
 #[test]
@@ -145,6 +226,18 @@ fn an_open_finishes_an_encryption_whose_plain_file_was_deleted() {
         "without the key the open cannot finish, and makes no plain store"
     );
     assert!(!path.exists() || std::fs::metadata(&path).unwrap().len() == 0);
+    let other_key = Key::passphrase("not the store's passphrase").unwrap();
+    assert_eq!(
+        SqliteStore::open_encrypted(&path, &other_key, Durability::Full)
+            .unwrap_err()
+            .code(),
+        "WRONG_KEY",
+        "another key reads no copy: WRONG_KEY, not CORRUPT"
+    );
+    assert!(
+        staging(&path).exists(),
+        "the copy is kept for the right key"
+    );
     let store = SqliteStore::open_encrypted(&path, &key(), Durability::Full).unwrap();
     assert_whole(&store);
     assert!(
@@ -259,7 +352,10 @@ fn a_process_killed_midway_through_an_encryption_loses_nothing() {
                 SqliteStore::open_encrypted(&path, &key(), Durability::Full).unwrap()
             }
         };
-        assert_whole(&store);
+        for n in [0, WORKFLOWS / 2, WORKFLOWS - 1] {
+            let head = store.head(&format!("wf-{n}")).unwrap();
+            assert_eq!(head, 2, "stopped at {stop_at} of {rows}: wf-{n}");
+        }
         drop(store);
         // A copy killed before its first commit left an empty file (SQLite's own VFS reports it
         // as absent, and the next encryption deletes it).
@@ -269,4 +365,26 @@ fn a_process_killed_midway_through_an_encryption_loses_nothing() {
             "stopped at {stop_at}: no copy is left after the open"
         );
     }
+}
+
+/// Natively another connection may hold the file: the encryption is refused (BUSY) and changes
+/// nothing, rather than deleting a file the other connection goes on writing to.
+#[test]
+fn another_connection_to_the_file_refuses_the_encryption() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let mut store = plain_store(&path);
+    let other = SqliteStore::open(&path).unwrap();
+    assert_eq!(other.head("wf-0").unwrap(), 2);
+    let refused = store.encrypt(&key(), &mut |_| {}).unwrap_err();
+    assert_eq!(refused.code(), "BUSY", "{refused}");
+    assert!(!store.is_encrypted());
+    other.append("wf-other", &[event(0)], 0).unwrap();
+    assert_whole(&store);
+    assert_eq!(store.head("wf-other").unwrap(), 1);
+    drop(other);
+    store.encrypt(&key(), &mut |_| {}).unwrap();
+    drop(store);
+    let store = SqliteStore::open_encrypted(&path, &key(), Durability::Full).unwrap();
+    assert_eq!(store.head("wf-other").unwrap(), 1);
 }

@@ -6,9 +6,9 @@
 //!
 //! | the store's file | the copy beside it | what the open does |
 //! |---|---|---|
-//! | plain, with pages | there | the copy is unfinished or stale: deleted, the plain store opens |
-//! | empty | there, encrypted | the copy is whole: with the key it is copied back; without one, `WRONG_KEY` |
-//! | encrypted, with pages | there | the copy back committed: the copy is deleted |
+//! | plain, with a schema | there | the copy is unfinished or stale: deleted, the plain store opens |
+//! | without a schema (no schema version) | there, encrypted | the copy is whole: with the key it is copied back; without one, `WRONG_KEY` |
+//! | encrypted, with a schema | there | the copy back committed: the copy is deleted |
 //!
 //! Each copy is one transaction, so a crash leaves it whole or empty; the plain file is
 //! deleted only after the first copy committed.
@@ -49,7 +49,9 @@ impl SqliteStore {
     /// file must be closed first (natively; in the browser and in Node a store has one).
     ///
     /// A crash or a failure midway loses nothing: the next open of the store (with `key`
-    /// once the plain file was deleted, with either before) finishes or undoes it.
+    /// once the plain file was deleted, with either before) finishes or undoes it. After a
+    /// failure once the plain file was closed ([`SqliteStore::lost_its_file`]) this store
+    /// must be dropped and opened again.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] (field `key`) for a store that is encrypted already (see
@@ -68,14 +70,26 @@ impl SqliteStore {
                 "a memory store is never stored and cannot be encrypted",
             ));
         };
+        if self.medium == super::Medium::NativeFile {
+            hold_alone(&self.conn)?;
+        }
         let vfs = Vfs::of(&self.conn)?;
         let staging = format!("{main}{STAGING_SUFFIX}");
         vfs.delete_with_sidecars(&staging)?;
         let rows = count_rows(&self.conn)?;
         let mut counter = Counter::new(progress, rows * 2);
-        attach(&self.conn, &staging, Some(key))?;
-        let copied = copy_database(&self.conn, "main", OTHER_SCHEMA, &mut counter);
-        detach(&self.conn, copied)?;
+        let copied = attach(&self.conn, &staging, Some(key)).and_then(|()| {
+            let copied = copy_database(&self.conn, "main", OTHER_SCHEMA, &mut counter);
+            detach(&self.conn, copied)
+        });
+        if let Err(error) = copied {
+            // The store stays plain and open: as it was before (natively, in WAL again).
+            if self.medium == super::Medium::NativeFile {
+                let _ = self.conn.pragma_update(None, "locking_mode", "NORMAL");
+                let _ = self.conn.pragma_update(None, "journal_mode", "WAL");
+            }
+            return Err(error);
+        }
         // From here the store's own file is replaced: its connection closes first.
         let plain = std::mem::replace(&mut self.conn, Connection::open_in_memory()?);
         plain.close().map_err(|(_, error)| error)?;
@@ -87,12 +101,43 @@ impl SqliteStore {
         reopened
     }
 
+    /// Whether an encryption failed after the store's plain file was closed: the store then
+    /// holds an empty database in memory and must not be used; opening it again with the key
+    /// finishes the encryption.
+    pub fn lost_its_file(&self) -> bool {
+        self.medium != super::Medium::Memory && file_of(&self.conn).is_none()
+    }
+
     /// Opens the store's file again, with `key`: its open copies the encrypted copy back.
     fn reopen(&mut self, vfs: &Vfs, main: &str, key: &Key, counter: &mut Counter) -> Result<()> {
         let conn = Connection::open_with_flags_and_vfs(main, OpenFlags::default(), vfs.name()?)?;
         *self = Self::open_connection(conn, self.medium, self.durability, Some(key), counter)?;
         Ok(())
     }
+}
+
+/// Makes sure no other connection has the native file open, and keeps others out until this
+/// one closes: the file is about to be deleted, and another connection would go on writing
+/// to the deleted file. Leaving WAL needs every other connection gone; the exclusive locking
+/// mode then keeps the lock the copy's read takes.
+///
+/// # Errors
+/// [`Error::Busy`] while another connection has the file open.
+fn hold_alone(conn: &Connection) -> Result<()> {
+    let busy = || Error::Busy {
+        message: "another connection has the store's file open: close it before encrypting".into(),
+    };
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "DELETE", |row| row.get(0))
+        .map_err(|error| match Error::from(error) {
+            Error::Busy { .. } => busy(),
+            other => other,
+        })?;
+    if !mode.eq_ignore_ascii_case("delete") {
+        return Err(busy());
+    }
+    conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+    Ok(())
 }
 
 /// Finishes or undoes an encryption a crash interrupted (see the module's table), on a
@@ -110,23 +155,41 @@ pub(super) fn finish(conn: &Connection, key: Option<&Key>, counter: &mut Counter
     if !vfs.exists(&staging)? {
         return Ok(());
     }
-    let empty = conn.pragma_query_value(None, "page_count", |row| row.get::<_, i64>(0))? == 0;
+    // A store's every commit leaves its schema version set, the copy back's included; an
+    // interrupted copy back leaves none (its file may have a header, but no schema).
+    let empty = conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0))? == 0;
     match (key, empty) {
         (None, true) => Err(Error::WrongKey {
             message: "the store is being encrypted: open it with its key to finish".into(),
         }),
         (Some(key), true) => {
-            attach(conn, &staging, Some(key))?;
-            counter.total = counter
-                .total
-                .max(counter.done + count_rows_in(conn, OTHER_SCHEMA)?);
-            let copied = copy_database(conn, OTHER_SCHEMA, "main", counter);
-            detach(conn, copied)?;
+            attach(conn, &staging, Some(key))
+                .and_then(|()| {
+                    let copied = count_rows_in(conn, OTHER_SCHEMA).and_then(|rows| {
+                        counter.total = counter.total.max(counter.done + rows);
+                        copy_database(conn, OTHER_SCHEMA, "main", counter)
+                    });
+                    detach(conn, copied)
+                })
+                .map_err(wrong_key_for_copy)?;
             vfs.delete_with_sidecars(&staging)
         }
         // A plain store whose encryption stopped before its file was deleted, or an
         // encrypted one whose copy back committed: the copy beside it is not needed.
         (_, false) => vfs.delete_with_sidecars(&staging),
+    }
+}
+
+/// The copy beside an empty store holds its data; with another key its first read fails as
+/// no database (which would be CORRUPT): the key is wrong, the data is whole.
+fn wrong_key_for_copy(error: Error) -> Error {
+    match error {
+        Error::Corrupt { .. } => Error::WrongKey {
+            message: "the key does not open this store (being encrypted: its data is in the \
+                      encrypted copy beside its file)"
+                .into(),
+        },
+        other => other,
     }
 }
 
@@ -181,13 +244,18 @@ fn detach(conn: &Connection, copied: Result<()>) -> Result<()> {
 /// Copies every table, its rows and its indexes from the database `from` into the empty
 /// database `to`, and the schema version, in one transaction.
 fn copy_database(conn: &Connection, from: &str, to: &str, counter: &mut Counter) -> Result<()> {
+    // Part of the file's layout: set before the transaction writes the empty file's header,
+    // or SQLite ignores it.
+    conn.pragma_update(Some(to), "auto_vacuum", "INCREMENTAL")?;
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    // Tables are copied in name order; their references are checked at the commit.
+    // Every table exists before rows arrive, and references are checked at the commit.
     tx.pragma_update(None, "defer_foreign_keys", true)?;
-    tx.pragma_update(Some(to), "auto_vacuum", "INCREMENTAL")?;
     let objects = schema_objects(&tx, from)?;
-    for (kind, name, sql) in objects.iter().filter(|(kind, ..)| kind == "table") {
+    let tables = || objects.iter().filter(|(kind, ..)| kind == "table");
+    for (kind, name, sql) in tables() {
         tx.execute_batch(&retarget(kind, name, sql, to)?)?;
+    }
+    for (_, name, _) in tables() {
         copy_rows(&tx, from, to, name, counter)?;
     }
     for (kind, name, sql) in objects.iter().filter(|(kind, ..)| kind != "table") {
@@ -241,14 +309,17 @@ fn copy_rows(
         counter.add(copied as u64);
         return Ok(());
     }
+    // `?1 IS NULL` at the start: the smallest rowid is i64::MIN.
     let mut next_end = conn.prepare(&format!(
-        "SELECT rowid FROM {from}.{table} WHERE rowid > ?1 ORDER BY rowid LIMIT 1 OFFSET {}",
+        "SELECT rowid FROM {from}.{table} WHERE ?1 IS NULL OR rowid > ?1 ORDER BY rowid
+         LIMIT 1 OFFSET {}",
         CHUNK_ROWS - 1
     ))?;
     let mut insert = conn.prepare(&format!(
-        "INSERT INTO {to}.{table} SELECT * FROM {from}.{table} WHERE rowid > ?1 AND rowid <= ?2"
+        "INSERT INTO {to}.{table} SELECT * FROM {from}.{table}
+         WHERE (?1 IS NULL OR rowid > ?1) AND rowid <= ?2"
     ))?;
-    let mut after = i64::MIN;
+    let mut after: Option<i64> = None;
     loop {
         let end: Option<i64> = next_end
             .query_row([after], |row| row.get(0))
@@ -257,10 +328,10 @@ fn copy_rows(
                 rusqlite::Error::QueryReturnedNoRows => Ok(None),
                 other => Err(other),
             })?;
-        let copied = insert.execute([after, end.unwrap_or(i64::MAX)])?;
+        let copied = insert.execute(rusqlite::params![after, end.unwrap_or(i64::MAX)])?;
         counter.add(copied as u64);
         match end {
-            Some(end) => after = end,
+            Some(end) => after = Some(end),
             None => return Ok(()),
         }
     }

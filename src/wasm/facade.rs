@@ -252,7 +252,7 @@ impl RunStoreCore {
         })
     }
 
-    /// Changes the store's key to `key` (a passphrase, or a `Uint8Array` of 32 bytes), in place: it then opens with `key` only. A plain store is encrypted: copied, encrypted, beside its file and back, with `options.onProgress({ done, total })` called as rows are copied (a crash midway loses nothing: the next open finishes or undoes it). On IndexedDB, `flush()` stores the result. INVALID_INPUT for a memory store.
+    /// Changes the store's key to `key` (a passphrase, or a `Uint8Array` of 32 bytes), in place: it then opens with `key` only. A plain store is encrypted: copied, encrypted, beside its file and back, with `options.onProgress({ done, total })` called as rows are copied (a crash midway loses nothing: the next open finishes or undoes it). On IndexedDB, `flush()` stores the result. INVALID_INPUT for a memory store. After an error once the plain file was closed the store is closed: open it again with the key.
     #[wasm_bindgen(js_name = rekey, unchecked_return_type = "undefined")]
     pub fn rekey(
         &mut self,
@@ -269,7 +269,14 @@ impl RunStoreCore {
             }),
             _ => store.rekey(&key),
         };
-        result.map_err(js_error)?;
+        if let Err(error) = result {
+            // Failed after the plain file was closed: the store is closed, and its next open
+            // with the key finishes the encryption.
+            if self.store.as_ref().is_some_and(SqliteStore::lost_its_file) {
+                self.store = None;
+            }
+            return Err(js_error(error));
+        }
         Ok(JsValue::UNDEFINED)
     }
 

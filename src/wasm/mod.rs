@@ -74,8 +74,9 @@ const HANDLE_RETRY_MS: i32 = 1_500;
 /// The longest one install attempt may take.
 const INSTALL_MS: i32 = 10_000;
 
-/// The files a database uses next to its main file.
-const SIDECARS: [&str; 2] = ["-wal", "-journal"];
+/// The files a database uses next to its main file: its journals, and the encrypted copy
+/// (with its journal) that encrypting it in place makes (see `sqlite/encrypt.rs`).
+const SIDECARS: [&str; 4] = ["-wal", "-journal", "-encrypting", "-encrypting-journal"];
 
 /// Opens a private in-memory store, in any context (window, worker).
 ///

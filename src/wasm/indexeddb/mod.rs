@@ -207,6 +207,8 @@ impl IdbPool {
                 message: format!("database {path} of store pool {} is open", self.name),
             });
         }
+        // And the encrypted copy an interrupted encryption left (see `sqlite/encrypt.rs`).
+        files.delete(&format!("{path}-encrypting"));
         Ok(files.delete(&path))
     }
 
@@ -216,7 +218,9 @@ impl IdbPool {
     /// [`Error::Backend`] when the pool is closed.
     pub fn databases(&self) -> Result<Vec<String>> {
         self.check_open()?;
-        Ok(self.files.borrow().names().cloned().collect())
+        let files = self.files.borrow();
+        let names = files.names().filter(|name| !name.contains("-encrypting"));
+        Ok(names.cloned().collect())
     }
 
     /// Whether a database of the pool changed since the last flush began.

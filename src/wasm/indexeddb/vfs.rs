@@ -145,8 +145,18 @@ impl Files {
             .into_iter()
             .chain(batch.deleted_files);
         for (name, file) in deleted {
-            let durability = Durability::Full;
-            self.named.insert(name, Named { file, durability });
+            match self.named.get(&name) {
+                // Made again since (a store encrypted in place opened its file anew): the
+                // connection holding it reads what IndexedDB holds, not a file nobody stores.
+                Some(current) if !Rc::ptr_eq(&current.file, &file) => {
+                    let stored = std::mem::take(&mut *file.borrow_mut());
+                    *current.file.borrow_mut() = stored;
+                }
+                _ => {
+                    let durability = Durability::Full;
+                    self.named.insert(name, Named { file, durability });
+                }
+            }
         }
         for named in self.named.values() {
             named.file.borrow_mut().revert();
