@@ -186,8 +186,10 @@ export class RunStore {
   [send](method, given) {
     if (this.#closed) return Promise.reject(new RunStoreError('BACKEND', 'the store is closed'));
     let message;
-    const { args, onProgress } = method === 'rekey' ? takeProgress(given) : { args: given };
+    let onProgress;
     try {
+      let args = given;
+      if (method === 'rekey') ({ args, onProgress } = takeProgress(given));
       // A shared store keeps every call as it was made, to send it again after a hand-off; a
       // private store's reads and imports are copied as they are posted.
       refuseLongArrays(method, args);
@@ -329,8 +331,14 @@ const SHARED_MEDIA = new Set([undefined, 'auto', 'opfs', 'indexeddb']);
  */
 function takeProgress(args) {
   const options = args[1];
-  if (options === null || typeof options !== 'object' || typeof options.onProgress !== 'function') return { args };
-  return { args: [args[0], { progress: true }, ...args.slice(2)], onProgress: options.onProgress };
+  let onProgress;
+  try {
+    onProgress = options !== null && typeof options === 'object' ? options.onProgress : undefined;
+  } catch {
+    throw new RunStoreError('INVALID_INPUT', 'options.onProgress could not be read (a getter or Proxy trap threw)', { field: 'options.onProgress' });
+  }
+  if (typeof onProgress !== 'function') return { args };
+  return { args: [args[0], { progress: true }, ...args.slice(2)], onProgress };
 }
 
 /** Refuses a name or options that cannot reach the store's worker (a function, a symbol). */

@@ -45,8 +45,8 @@ pub struct EncryptProgress {
 
 impl SqliteStore {
     /// Encrypts this plain store under `key`, in place: afterwards it opens with `key` only.
-    /// `progress` is called after each chunk of rows copied. Other connections to the store's
-    /// file must be closed first (natively; in the browser and in Node a store has one).
+    /// `progress` is called after each chunk of rows copied. Natively no other connection may
+    /// have the file open (in the browser and in Node a store has one connection).
     ///
     /// A crash or a failure midway loses nothing: the next open of the store (with `key`
     /// once the plain file was deleted, with either before) finishes or undoes it. After a
@@ -55,7 +55,8 @@ impl SqliteStore {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] (field `key`) for a store that is encrypted already (see
-    /// [`SqliteStore::rekey`]) or kept in memory; the errors of a write.
+    /// [`SqliteStore::rekey`]) or kept in memory; [`Error::Busy`] while another connection has
+    /// the native file open (nothing is changed); the errors of a write.
     pub fn encrypt(&mut self, key: &Key, progress: &mut dyn FnMut(EncryptProgress)) -> Result<()> {
         super::cipher::require()?;
         if self.key.is_some() {

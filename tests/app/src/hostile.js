@@ -137,6 +137,7 @@ export const CASES = [
   ['a key of 3 bytes on rekey', 'rekey', () => [new Uint8Array(3)], 'INVALID_INPUT', 'key'],
   ['an empty passphrase on rekey', 'rekey', () => [''], 'INVALID_INPUT', 'key'],
   ['onProgress that is not a function', 'rekey', () => ['a passphrase', { onProgress: 'report' }], 'INVALID_INPUT', 'options.onProgress'],
+  ['onProgress behind a throwing getter', 'rekey', () => ['a passphrase', throwingGetter('onProgress')], 'INVALID_INPUT', 'options.onProgress'],
   // 7. the field is the path from the argument
   ['bad hash in a package record', 'putPackage', () => [{ workflowType: 'order', contentHash: 'XYZ', archive: new Uint8Array(1), deployedAt: 0 }],
     'INVALID_INPUT', 'record.contentHash'],
