@@ -15,7 +15,7 @@ use std::rc::Rc;
 use conformance::{expect_code, Backend, Case, Location};
 use custom_events::{custom, names};
 use runstore::wasm::{install_idb, install_pool, IdbPool};
-use runstore::{Durability, Event, EventJournal, SqliteStore};
+use runstore::{Durability, Event, EventJournal, Key, SqliteStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 /// The store the conformance cases run on.
@@ -243,6 +243,39 @@ async fn a_failed_flush_undoes_what_it_did_not_store_and_the_store_reads_on() {
     assert_eq!(names(&store, "wf"), ["kept"]);
     drop(store);
     pool.delete("/undo.db").unwrap();
+    pool.close().await.unwrap();
+}
+
+/// A store encrypted in place whose flush then fails: IndexedDB still holds the plain store,
+/// and the open connection (on the new file) reads what IndexedDB holds, so its calls fail
+/// instead of answering from a file nothing stores. Reinstalled, the plain store is whole.
+#[cfg(feature = "cipher")]
+#[wasm_bindgen_test]
+async fn a_failed_flush_after_an_encryption_in_place_leaves_the_plain_store() {
+    let pool = empty_pool("idb-failed-encrypt").await;
+    let mut store = pool.open("/plain.db", Durability::Relaxed).unwrap();
+    store.append("wf", &[custom("kept", 1)], 0).unwrap();
+    pool.flush().await.unwrap();
+    let key = Key::passphrase("a passphrase").unwrap();
+    store.encrypt(&key, &mut |_| {}).unwrap();
+    assert_eq!(names(&store, "wf"), ["kept"]);
+
+    pool.disconnect();
+    expect_code(pool.flush().await, "BACKEND");
+    assert!(!pool.has_unflushed_changes());
+    assert!(
+        store.head("wf").is_err(),
+        "the encrypted connection does not read on as if its file were stored"
+    );
+    drop(store);
+    drop(pool);
+
+    let pool = install_after_drop("idb-failed-encrypt").await;
+    assert_eq!(pool.databases().unwrap(), ["/plain.db"]);
+    let store = pool.open("/plain.db", Durability::Full).unwrap();
+    assert_eq!(names(&store, "wf"), ["kept"]);
+    drop(store);
+    pool.delete("/plain.db").unwrap();
     pool.close().await.unwrap();
 }
 

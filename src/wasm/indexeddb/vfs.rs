@@ -31,7 +31,7 @@ struct Named {
 pub(super) struct Files {
     named: BTreeMap<String, Named>,
     /// Kept until a write has deleted them from IndexedDB, to come back if it fails.
-    deleted: BTreeMap<String, Rc<RefCell<BlockFile>>>,
+    deleted: BTreeMap<String, Named>,
 }
 
 /// Everything one write to IndexedDB stores: files deleted, and each changed file's changes.
@@ -40,7 +40,7 @@ pub(super) struct Batch {
     pub(super) changed: Vec<(String, Changes)>,
     /// `Full` when any changed file belongs to a database opened with it.
     pub(super) durability: Durability,
-    deleted_files: Vec<(String, Rc<RefCell<BlockFile>>)>,
+    deleted_files: Vec<(String, Named)>,
     files: Vec<Rc<RefCell<BlockFile>>>,
 }
 
@@ -83,9 +83,15 @@ impl Files {
 
     /// The file `name`, created empty when absent; its writes are stored with `durability`.
     fn open(&mut self, name: &str, durability: Option<Durability>) -> Rc<RefCell<BlockFile>> {
+        // A file made again under a name just deleted (a store encrypted in place) is stored
+        // as the deleted one was.
+        let kept = self
+            .deleted
+            .get(name)
+            .map_or(Durability::Full, |d| d.durability);
         let named = self.named.entry(name.to_owned()).or_insert_with(|| Named {
             file: Rc::default(),
-            durability: Durability::Full,
+            durability: kept,
         });
         if let Some(durability) = durability {
             named.durability = durability;
@@ -102,7 +108,7 @@ impl Files {
     pub(super) fn delete(&mut self, name: &str) -> bool {
         match self.named.remove(name) {
             Some(named) => {
-                self.deleted.insert(name.to_owned(), named.file);
+                self.deleted.insert(name.to_owned(), named);
                 true
             }
             None => false,
@@ -144,17 +150,16 @@ impl Files {
         let deleted = std::mem::take(&mut self.deleted)
             .into_iter()
             .chain(batch.deleted_files);
-        for (name, file) in deleted {
+        for (name, deleted) in deleted {
             match self.named.get(&name) {
                 // Made again since (a store encrypted in place opened its file anew): the
                 // connection holding it reads what IndexedDB holds, not a file nobody stores.
-                Some(current) if !Rc::ptr_eq(&current.file, &file) => {
-                    let stored = std::mem::take(&mut *file.borrow_mut());
+                Some(current) if !Rc::ptr_eq(&current.file, &deleted.file) => {
+                    let stored = std::mem::take(&mut *deleted.file.borrow_mut());
                     *current.file.borrow_mut() = stored;
                 }
                 _ => {
-                    let durability = Durability::Full;
-                    self.named.insert(name, Named { file, durability });
+                    self.named.insert(name, deleted);
                 }
             }
         }
