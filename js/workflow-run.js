@@ -243,7 +243,9 @@ export class RunDriver {
    * A step the history left open. Waiting for its next attempt: the retry timer is armed. Its
    * body running: the same body still running here is joined; otherwise that attempt may or
    * may not have done its work. A `once` step then fails with OUTCOME_UNKNOWN; any other runs
-   * again, attempt + 1, under the same key.
+   * again, attempt + 1, under the same key, if its retry policy allows one more attempt. The
+   * cut-off attempt counts, so a body that takes its engine down each time (a tab that crashes
+   * on it) ends after `maxAttempts` like one that throws.
    */
   async #recoverStep(exec, command) {
     const record = await this.#engine.store.loadEffect(command.key);
@@ -251,7 +253,11 @@ export class RunDriver {
     command.ledgerRevision = record?.revision ?? null;
     if (command.phase === 'waiting') return this.#armRetry(exec, command, command.retryAt);
     if (this.#engine.bodies.get(command.key)?.attempt === command.attempt) return this.runBody(exec, command);
-    if (!command.options.once) return exec.enqueue(this.#nextAttempt(exec, command, 'restart'));
+    if (!command.options.once) {
+      if (command.attempt < command.options.retry.maxAttempts) return exec.enqueue(this.#nextAttempt(exec, command, 'restart'));
+      const error = new Error(`the engine stopped during attempt ${command.attempt}, the last the step's retry policy allows`);
+      return exec.enqueue(this.#stepFailure(exec, command, error));
+    }
     const error = {
       name: 'RunStoreError',
       code: 'OUTCOME_UNKNOWN',

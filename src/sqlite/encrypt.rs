@@ -17,6 +17,7 @@ use std::ffi::{c_int, CString};
 
 use rusqlite::{ffi, Connection, OpenFlags, Transaction, TransactionBehavior};
 
+use super::transfer::quote;
 use super::{Key, SqliteStore};
 use crate::error::{Error, Result};
 
@@ -77,9 +78,9 @@ impl SqliteStore {
         let vfs = Vfs::of(&self.conn)?;
         let staging = format!("{main}{STAGING_SUFFIX}");
         vfs.delete_with_sidecars(&staging)?;
-        let rows = count_rows(&self.conn)?;
+        let rows = count_rows(&self.conn, "main")?;
         let mut counter = Counter::new(progress, rows * 2);
-        let copied = attach(&self.conn, &staging, Some(key)).and_then(|()| {
+        let copied = attach(&self.conn, &staging, key).and_then(|()| {
             let copied = copy_database(&self.conn, "main", OTHER_SCHEMA, &mut counter);
             detach(&self.conn, copied)
         });
@@ -164,9 +165,9 @@ pub(super) fn finish(conn: &Connection, key: Option<&Key>, counter: &mut Counter
             message: "the store is being encrypted: open it with its key to finish".into(),
         }),
         (Some(key), true) => {
-            attach(conn, &staging, Some(key))
+            attach(conn, &staging, key)
                 .and_then(|()| {
-                    let copied = count_rows_in(conn, OTHER_SCHEMA).and_then(|rows| {
+                    let copied = count_rows(conn, OTHER_SCHEMA).and_then(|rows| {
                         counter.total = counter.total.max(counter.done + rows);
                         copy_database(conn, OTHER_SCHEMA, "main", counter)
                     });
@@ -229,9 +230,11 @@ fn file_of(conn: &Connection) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn attach(conn: &Connection, file: &str, key: Option<&Key>) -> Result<()> {
-    let key = key.map(Key::pragma_value).unwrap_or_default();
-    conn.execute(&format!("ATTACH ?1 AS {OTHER_SCHEMA} KEY ?2"), [file, &key])?;
+fn attach(conn: &Connection, file: &str, key: &Key) -> Result<()> {
+    conn.execute(
+        &format!("ATTACH ?1 AS {OTHER_SCHEMA} KEY ?2"),
+        [file, &key.pragma_value()],
+    )?;
     Ok(())
 }
 
@@ -347,12 +350,8 @@ fn has_rowid(conn: &Connection, schema: &str, table: &str) -> Result<bool> {
     Ok(!without)
 }
 
-/// The rows of the store's tables in the main database.
-fn count_rows(conn: &Connection) -> Result<u64> {
-    count_rows_in(conn, "main")
-}
-
-fn count_rows_in(conn: &Connection, schema: &str) -> Result<u64> {
+/// The rows of the store's tables in the database `schema` (`main`, or the attached copy).
+fn count_rows(conn: &Connection, schema: &str) -> Result<u64> {
     let mut rows = 0;
     for (kind, name, _) in schema_objects(conn, schema)? {
         if kind == "table" {
@@ -365,11 +364,6 @@ fn count_rows_in(conn: &Connection, schema: &str) -> Result<u64> {
         }
     }
     Ok(rows)
-}
-
-/// `name` as a quoted SQL identifier.
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// The VFS a connection's files live on, for what SQL cannot do: ask whether a file exists

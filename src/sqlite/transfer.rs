@@ -538,6 +538,6 @@ fn copy_table(conn: &Connection, table: &str) -> Result<()> {
 }
 
 /// `name` as a quoted SQL identifier.
-fn quote(name: &str) -> String {
+pub(super) fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }

@@ -78,6 +78,17 @@ test(title('a body cut off by its engine runs again with the same idempotency ke
   assert.deepEqual(report.attempt, { n: 0, attempt: 2, cause: 'restart' }, 'the journal says why the body ran again');
 });
 
+test(title("a body cut off during its last allowed attempt is not run again: the step fails with its attempts spent"), async () => {
+  const report = await runCase('cutOffLastAttemptFails');
+  assert.deepEqual(report.attempts, [1, 2], 'no third attempt for maxAttempts 2');
+  assert.equal(report.result.code, 'STEP_FAILED');
+  assert.equal(report.result.attempts, 2);
+  assert.match(report.result.cause.message, /engine stopped during attempt 2/);
+  assert.deepEqual(report.kinds, ['started', 'step', 'stepRetry', 'stepAttempt', 'stepFailed', 'completed']);
+  assert.equal(report.stepFailed.attempts, 2);
+  assert.deepEqual(report.effect, { status: 'failed', attempt: 2 });
+});
+
 test(title('a once step cut off by its engine is OUTCOME_UNKNOWN and never runs again'), async () => {
   const report = await runCase('onceStepOutcomeUnknown');
   assert.equal(report.calls, 1);

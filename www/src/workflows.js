@@ -1,7 +1,7 @@
 // The demo's two workflows, as code on runstore/workflow. Each call to a service is a step: the
 // engine records its result, and when the page comes back the function runs again from the
 // top and gets the recorded results instead of calling again. A step cut off by a reload runs
-// again (attempt 2) under the same idempotency key, which the service keeps once; a `once` step
+// again (the next attempt) under the same idempotency key, which the service keeps once; a `once` step
 // is never run twice. Timers and the wait for an approval are durable: they outlive the tab.
 
 import { defineWorkflow } from 'runstore/workflow';
@@ -11,8 +11,15 @@ import { callTool, hash } from './services.js';
 const call = (ctx, service, args, options) =>
   ctx.step(service, ({ idempotencyKey }) => callTool(service, idempotencyKey, args), options);
 
-/** Flaky services are tried three times, a second and then two seconds apart (durable timers). */
-const RETRIED = { retry: { maxAttempts: 3, initialIntervalMs: 1000 } };
+/**
+ * Flaky services are tried up to five times, a second, two, four and eight seconds apart
+ * (durable timers). An attempt a reload cut off counts as one, so a reload or two do not use
+ * them up.
+ */
+const RETRIED = { retry: { maxAttempts: 5, initialIntervalMs: 1000 } };
+
+/** The pager is given up on after three attempts (it is gone for good); the workflow does without it. */
+const GIVEN_UP = { retry: { maxAttempts: 3, initialIntervalMs: 1000 } };
 
 /** A step whose last failure the workflow can do without: null instead of STEP_FAILED. */
 const optional = (step) =>
@@ -50,7 +57,7 @@ export const research = defineWorkflow('research-agent', async (ctx, { topic }) 
   const [search, doc, paged] = await Promise.all([
     call(ctx, 'search.web', { query: topic }),
     call(ctx, 'docs.fetch', { url }, RETRIED),
-    optional(call(ctx, 'pager.notify', { channel: '#research-archive' }, RETRIED)),
+    optional(call(ctx, 'pager.notify', { channel: '#research-archive' }, GIVEN_UP)),
   ]);
   await ctx.sleep('cool-down', 3000); // the model API's rate limit
   const { summary } = await call(ctx, 'llm.summarize', { topic, sources: search.hits.length + 1 });

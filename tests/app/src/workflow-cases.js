@@ -103,6 +103,35 @@ export const CASES = {
     return { result, seen, effect: { status: effect.status, attempt: effect.request.attempt }, attempt };
   },
 
+  /** A body cut off during its last allowed attempt is not run again: the step fails with its attempts spent. */
+  async cutOffLastAttemptFails(open) {
+    const store = await open('wf-cut-last');
+    const seen = [];
+    const flow = defineWorkflow('notify', async (ctx) => {
+      try {
+        return await ctx.step('notify', ({ attempt, idempotencyKey }) => {
+          seen.push({ attempt, idempotencyKey });
+          if (attempt === 1) throw new Error('pager down');
+          return new Promise(() => {}); // attempt 2, the last, is still running when the engine stops
+        }, { retry: { maxAttempts: 2, initialIntervalMs: 10 } });
+      } catch (error) {
+        return { ...errorOf(error), attempts: error.attempts };
+      }
+    });
+    let engine = await WorkflowEngine.start(store, { workflows: [flow] });
+    await engine.start(flow, { id: 'n1' });
+    await until(() => seen.length === 2, 'the second attempt');
+    await engine.stop();
+    engine = await WorkflowEngine.start(store, { workflows: [flow] });
+    const result = await engine.result('n1');
+    await sleep(50); // time for a third attempt, if one were started
+    const events = await history(store, 'n1');
+    const effect = await store.loadEffect(seen[0].idempotencyKey);
+    await engine.stop();
+    const stepFailed = events.find((e) => e.kind === 'stepFailed')?.data ?? null;
+    return { result, attempts: seen.map((s) => s.attempt), kinds: events.map((e) => e.kind), stepFailed, effect: { status: effect.status.type, attempt: effect.request.attempt } };
+  },
+
   /** A `once` step cut off by its engine's end is OUTCOME_UNKNOWN, never run again. */
   async onceStepOutcomeUnknown(open) {
     const store = await open('wf-once');
