@@ -113,6 +113,38 @@ pub enum Error {
     #[error("wrong key: {message}")]
     WrongKey { message: String },
 
+    /// A write under a workflow's lease (a push, a renewal, a release) from a holder or epoch
+    /// that is not the lease's: another device took the workflow over since, or no lease was
+    /// taken. Nothing was written. `holder`/`epoch`: the caller's (`None`: it carried none);
+    /// `current_holder`/`current_epoch`: the lease's (`None`: there is none).
+    #[error(
+        "fenced on workflow {}: {} is not the lease's {}",
+        clip(.workflow_id),
+        show_lease(.holder.as_deref(), *.epoch),
+        show_lease(.current_holder.as_deref(), *.current_epoch)
+    )]
+    Fenced {
+        workflow_id: String,
+        holder: Option<String>,
+        epoch: Option<u64>,
+        current_holder: Option<String>,
+        current_epoch: Option<u64>,
+    },
+
+    /// Another device holds a live lease on the workflow, for `expires_in_ms` more by the
+    /// server's clock. Nothing was written.
+    #[error(
+        "lease on workflow {} is held by {} under epoch {epoch} for {expires_in_ms} ms more",
+        clip(.workflow_id),
+        clip(.holder)
+    )]
+    LeaseHeld {
+        workflow_id: String,
+        holder: String,
+        epoch: u64,
+        expires_in_ms: u64,
+    },
+
     /// Operation `index` of a step failed with `error`; nothing of the step was written. Its
     /// [`Error::code`] is the code of `error`.
     #[error("operation {index} of the step failed: {error}")]
@@ -152,6 +184,14 @@ fn clip_words(reason: &str) -> std::borrow::Cow<'_, str> {
     clip_to(&words, MAX_REASON_CHARS).into_owned().into()
 }
 
+/// A lease's holder and epoch in a message; "no lease" without them.
+fn show_lease(holder: Option<&str>, epoch: Option<u64>) -> String {
+    match (holder, epoch) {
+        (Some(holder), Some(epoch)) => format!("holder {} under epoch {epoch}", clip(holder)),
+        _ => "no lease".to_owned(),
+    }
+}
+
 /// The revision part of a conflict's message; nothing for an entity without revisions (a
 /// settled outbox row, say), where "expected none, found none" would only confuse.
 fn show_revisions(expected: Option<u64>, actual: Option<u64>) -> String {
@@ -185,6 +225,8 @@ impl Error {
             Error::Unavailable { .. } => "UNAVAILABLE",
             Error::Unauthorized { .. } => "UNAUTHORIZED",
             Error::WrongKey { .. } => "WRONG_KEY",
+            Error::Fenced { .. } => "FENCED",
+            Error::LeaseHeld { .. } => "LEASE_HELD",
             Error::Operation { error, .. } => error.code(),
         }
     }

@@ -43,6 +43,7 @@ pub use model::checkpoints::*;
 pub use model::conversations::*;
 pub use model::effects::*;
 pub use model::journal::*;
+pub use model::leases::*;
 pub use model::namespaces::*;
 pub use model::outbox::*;
 pub use model::packages::*;

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use runstore::{
-    CursorMove, Error, EventJournal, Operation, OutboxStore, SqliteStore, Step, StepStore,
-    SyncHeadState, SyncHeadUpdate, SCHEMA_VERSION,
+    CursorMove, Error, EventJournal, LeaseStore, Operation, OutboxStore, SqliteStore, Step,
+    StepStore, SyncHeadState, SyncHeadUpdate, SCHEMA_VERSION,
 };
 use rusqlite::types::Value;
 use rusqlite::Connection;
@@ -77,6 +77,10 @@ fn filled(store: &SqliteStore) {
             }],
         });
     store.commit(&sync).expect("sync state written");
+    // And its leases.
+    store
+        .take_lease("order-1", "laptop", None, 60_000, 1_000)
+        .expect("lease taken");
 }
 
 /// Every row of every table, in a fixed order: what "the same data" means.

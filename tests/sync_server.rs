@@ -2,7 +2,8 @@
 //! when `RUNSTORE_PG_URL` names a database (scripts/test-sync.sh starts one), over PostgreSQL:
 //! tokens, pushes under the expected head, conflicts with the server's events, request-id
 //! retries across a restart, pulls and long-polls, the namespace's outbox, body limits and
-//! bad input. Every refused request is checked to have changed nothing.
+//! bad input, and leases on workflows (tests/sync_server/leases.rs). Every refused request is
+//! checked to have changed nothing.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -16,6 +17,9 @@ use runstore::server::{router, Concurrent, Grants, Serialized, ServerConfig};
 use runstore::{Durability, PgOptions, PgStore, SqliteStore};
 use serde_json::{json, Value};
 use tower::ServiceExt;
+
+#[path = "sync_server/leases.rs"]
+mod leases;
 
 const TOKEN: &str = "secret-a";
 const OTHER_TOKEN: &str = "secret-b";

@@ -8,6 +8,7 @@ pub(crate) mod artifacts;
 pub(crate) mod checks;
 pub(crate) mod effects;
 pub(crate) mod events;
+pub(crate) mod leases;
 pub(crate) mod namespaces;
 pub(crate) mod outbox;
 pub(crate) mod packages;

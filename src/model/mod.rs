@@ -15,6 +15,7 @@ pub mod conversations;
 pub mod effects;
 pub(crate) mod fields;
 pub mod journal;
+pub mod leases;
 pub mod namespaces;
 pub mod outbox;
 pub mod packages;

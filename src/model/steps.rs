@@ -188,6 +188,17 @@ pub enum Operation {
         base: u64,
         head: u64,
     },
+    /// The sync server's fence on a push (see [`crate::LeaseStore`]): the step is refused with
+    /// [`crate::Error::Fenced`] unless `holder` under `epoch` may write to `workflow_id` (both
+    /// `None`: a push without a lease, admitted to a workflow never leased). Checked in the
+    /// step's transaction, so no take-over lands between the check and the push. Not part of
+    /// the JS API: never read from JSON.
+    #[serde(skip_deserializing)]
+    CheckLease {
+        workflow_id: String,
+        holder: Option<String>,
+        epoch: Option<u64>,
+    },
 }
 
 /// What one operation did, in the order of the step. The tag `op` names the operation.
@@ -278,6 +289,7 @@ pub enum OperationOutcome {
     RecordChange {
         position: u64,
     },
+    CheckLease {},
 }
 
 /// Operations to apply together, with an optional request id.

@@ -7,7 +7,11 @@ use super::session::Tx;
 use crate::error::{Error, Result};
 
 /// Migration `i` brings a database from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema.sql"),
+    include_str!("schema_2.sql"),
+    include_str!("schema_3.sql"),
+];
 
 /// The PostgreSQL schema version this code writes and reads.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -25,6 +25,7 @@ mod checkpoints;
 mod conversations;
 mod effects;
 mod journal;
+mod leases;
 mod migrations;
 mod namespaces;
 mod outbox;

@@ -342,6 +342,14 @@ fn apply(tx: &mut Tx<'_>, operation: &Operation) -> Result<OperationOutcome> {
         } => Done::RecordChange {
             position: sync_feed::record_change_in(tx, feed, workflow_id, *base, *head)?,
         },
+        Operation::CheckLease {
+            workflow_id,
+            holder,
+            epoch,
+        } => {
+            leases::check_in(tx, workflow_id, holder.as_deref(), *epoch)?;
+            Done::CheckLease {}
+        }
     })
 }
 

@@ -4,12 +4,12 @@
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::{EventJournal, OutboxStore, StepStore, SyncFeed};
+use crate::{EventJournal, LeaseStore, OutboxStore, StepStore, SyncFeed};
 
 /// A store the server can call from many request handlers at once.
 pub trait StoreAccess: Send + Sync + 'static {
     /// The store's type.
-    type Store: EventJournal + StepStore + OutboxStore + SyncFeed;
+    type Store: EventJournal + StepStore + OutboxStore + SyncFeed + LeaseStore;
 
     /// Runs `f` with the store; `f` runs on a blocking thread and may take its time.
     ///
@@ -30,7 +30,7 @@ impl<S> Serialized<S> {
 
 impl<S> StoreAccess for Serialized<S>
 where
-    S: EventJournal + StepStore + OutboxStore + SyncFeed + Send + 'static,
+    S: EventJournal + StepStore + OutboxStore + SyncFeed + LeaseStore + Send + 'static,
 {
     type Store = S;
 
@@ -81,7 +81,7 @@ impl<S: Send + 'static> Drop for Concurrent<S> {
 
 impl<S> StoreAccess for Concurrent<S>
 where
-    S: EventJournal + StepStore + OutboxStore + SyncFeed + Send + Sync + 'static,
+    S: EventJournal + StepStore + OutboxStore + SyncFeed + LeaseStore + Send + Sync + 'static,
 {
     type Store = S;
 

@@ -74,7 +74,9 @@ fn status_of(error: &Error) -> StatusCode {
         "INVALID_INPUT" | "SERIALIZATION" => StatusCode::BAD_REQUEST,
         "UNAUTHORIZED" => StatusCode::UNAUTHORIZED,
         "NOT_FOUND" => StatusCode::NOT_FOUND,
-        "SEQUENCE_CONFLICT" | "CONFLICT" | "IDEMPOTENCY_CONFLICT" => StatusCode::CONFLICT,
+        "SEQUENCE_CONFLICT" | "CONFLICT" | "IDEMPOTENCY_CONFLICT" | "FENCED" | "LEASE_HELD" => {
+            StatusCode::CONFLICT
+        }
         "BUSY" | "UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
         "STORAGE_FULL" => StatusCode::INSUFFICIENT_STORAGE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -106,6 +108,30 @@ fn error_fields(error: &Error) -> Value {
             key,
             owner,
         } => json!({ "entity": entity, "id": id, "key": key, "owner": owner }),
+        Error::Fenced {
+            workflow_id,
+            holder,
+            epoch,
+            current_holder,
+            current_epoch,
+        } => json!({
+            "workflowId": workflow_id,
+            "holder": holder,
+            "epoch": epoch,
+            "currentHolder": current_holder,
+            "currentEpoch": current_epoch,
+        }),
+        Error::LeaseHeld {
+            workflow_id,
+            holder,
+            epoch,
+            expires_in_ms,
+        } => json!({
+            "workflowId": workflow_id,
+            "holder": holder,
+            "epoch": epoch,
+            "expiresInMs": expires_in_ms,
+        }),
         Error::NotFound { entity, id } => json!({ "entity": entity, "id": id }),
         Error::InvalidInput { field, .. } => json!({ "field": field }),
         _ => json!({}),

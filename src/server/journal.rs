@@ -43,6 +43,18 @@ pub struct PushRequest {
     /// [`crate::EventJournal::append_with_outbox`]).
     #[serde(default)]
     pub outbox: Vec<NewOutboxRow>,
+    /// The lease the push is made under; the push is fenced when it is not the workflow's (a
+    /// workflow never leased takes pushes without one).
+    #[serde(default)]
+    pub lease: Option<PushLease>,
+}
+
+/// The holder and epoch of the lease a push is made under.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PushLease {
+    pub holder: String,
+    pub epoch: u64,
 }
 
 /// What a push did.
@@ -140,12 +152,22 @@ fn apply_push<S: EventJournal + StepStore + SyncFeed>(
         .collect::<Result<Vec<_>>>()?;
     let base = request.expected_head;
     let head = base + request.events.len() as u64;
-    let mut operations = vec![Operation::Append {
-        workflow_id: workflow.clone(),
-        events: request.events,
-        expected_seq: base,
-        outbox,
-    }];
+    let (holder, epoch) = request.lease.map(|l| (l.holder, l.epoch)).unzip();
+    let mut operations = vec![
+        // First, and in the push's transaction: a fenced push is FENCED (not told the events
+        // it missed), and no take-over lands between the check and the append.
+        Operation::CheckLease {
+            workflow_id: workflow.clone(),
+            holder,
+            epoch,
+        },
+        Operation::Append {
+            workflow_id: workflow.clone(),
+            events: request.events,
+            expected_seq: base,
+            outbox,
+        },
+    ];
     if head > base {
         operations.push(Operation::RecordChange {
             feed: scope.namespace().to_owned(),
@@ -156,7 +178,7 @@ fn apply_push<S: EventJournal + StepStore + SyncFeed>(
     }
     match store.commit_request(Some(&key), &operations) {
         Ok(outcome) => applied(&outcome.outcomes, outcome.replayed),
-        Err(Error::Operation { index: 0, error }) if is_sequence_conflict(&error) => {
+        Err(Error::Operation { index: 1, error }) if is_sequence_conflict(&error) => {
             Ok(Pushed::Conflict {
                 error: *error,
                 events: store.read_events_after(&workflow, base, bound)?,
@@ -170,24 +192,30 @@ fn is_sequence_conflict(error: &Error) -> bool {
     matches!(error, Error::SequenceConflict { .. })
 }
 
+/// What a push's outcomes say: its append's head and its change's position. A push recorded
+/// before pushes were fenced has no `CheckLease` outcome, and is replayed the same.
 fn applied(outcomes: &[OperationOutcome], replayed: bool) -> Result<Pushed> {
-    match outcomes {
-        [OperationOutcome::Append { head }] => Ok(Pushed::Applied {
-            head: *head,
-            position: None,
-            replayed,
-        }),
-        [OperationOutcome::Append { head }, OperationOutcome::RecordChange { position }] => {
-            Ok(Pushed::Applied {
-                head: *head,
-                position: Some(*position),
-                replayed,
-            })
-        }
-        _ => Err(Error::Corrupt {
-            message: "a recorded push has other outcomes than an append and its change".into(),
-        }),
-    }
+    let outcomes = match outcomes {
+        [OperationOutcome::CheckLease {}, rest @ ..] => rest,
+        all => all,
+    };
+    let (head, position) =
+        match outcomes {
+            [OperationOutcome::Append { head }] => (*head, None),
+            [OperationOutcome::Append { head }, OperationOutcome::RecordChange { position }] => {
+                (*head, Some(*position))
+            }
+            _ => return Err(Error::Corrupt {
+                message:
+                    "a recorded push has other outcomes than its fence, its append and its change"
+                        .into(),
+            }),
+        };
+    Ok(Pushed::Applied {
+        head,
+        position,
+        replayed,
+    })
 }
 
 /// `?after=&limit=&waitMs=&events=` of a changes request.

@@ -10,9 +10,12 @@
 //!
 //! | Method and path | Body / query | Answer |
 //! |---|---|---|
-//! | `POST /v1/namespaces/{ns}/push` | `{ requestId, workflowId, expectedHead, events, outbox? }` | `{ head, replayed }`; 409 `SEQUENCE_CONFLICT` with `expected`, `actual` and the server's `events` after `expected` |
+//! | `POST /v1/namespaces/{ns}/push` | `{ requestId, workflowId, expectedHead, events, outbox?, lease? }` | `{ head, replayed }`; 409 `SEQUENCE_CONFLICT` with `expected`, `actual` and the server's `events` after `expected`; 409 `FENCED` when `lease` (`{ holder, epoch }`) is not the workflow's lease |
 //! | `GET /v1/namespaces/{ns}/changes` | `?after=&limit=&waitMs=&events=` | `{ changes: [{ workflowId, head }], cursor, more }`, or with `events=true` `{ segments: [{ workflowId, base, head, events }], cursor, more }`; waits up to `waitMs` for a change when there is none |
 //! | `GET /v1/namespaces/{ns}/workflows/{id}/events` | `?after=&limit=` | `{ events, head, complete }` |
+//! | `POST /v1/namespaces/{ns}/workflows/{id}/lease` | `{ holder, epoch?, ttlMs }` | `{ workflowId, holder, epoch, live, ttlMs, expiresAt }`: taken (no `epoch`) or renewed; 409 `LEASE_HELD` with `holder`, `epoch` and `expiresInMs` while another holder's lease is live, 409 `FENCED` for a renewal of a lease taken over |
+//! | `POST /v1/namespaces/{ns}/workflows/{id}/lease/release` | `{ holder, epoch }` | `{}`; 409 `FENCED` when it is not that holder's lease |
+//! | `GET /v1/namespaces/{ns}/workflows/{id}/lease` | | `{ lease }`, `null` when none was taken |
 //! | `POST /v1/namespaces/{ns}/outbox/claim` | `{ limit, requestId? }` | `{ rows }` |
 //! | `POST /v1/namespaces/{ns}/outbox/complete` | `{ dispatchKey, claimToken, requestId? }` | `{}` |
 //! | `POST /v1/namespaces/{ns}/outbox/retry` | `{ dispatchKey, claimToken, nextAttempt, visibleAfter, requestId? }` | `{ status }` |
@@ -34,6 +37,7 @@ mod api_error;
 mod auth;
 mod feed;
 mod journal;
+mod leases;
 mod outbox;
 mod request;
 pub mod scope;
@@ -145,6 +149,14 @@ pub fn router<A: StoreAccess>(store: Arc<A>, config: ServerConfig) -> Result<Rou
         .route(
             "/v1/namespaces/{ns}/workflows/{workflow}/events",
             get(journal::events::<A>),
+        )
+        .route(
+            "/v1/namespaces/{ns}/workflows/{workflow}/lease",
+            get(leases::load::<A>).post(leases::take::<A>),
+        )
+        .route(
+            "/v1/namespaces/{ns}/workflows/{workflow}/lease/release",
+            post(leases::release::<A>),
         )
         .route("/v1/namespaces/{ns}/outbox/claim", post(outbox::claim::<A>))
         .route(

@@ -161,6 +161,30 @@ impl Scope {
                 expected,
                 actual,
             },
+            Error::Fenced {
+                workflow_id,
+                holder,
+                epoch,
+                current_holder,
+                current_epoch,
+            } => Error::Fenced {
+                workflow_id: self.strip_workflow(workflow_id),
+                holder,
+                epoch,
+                current_holder,
+                current_epoch,
+            },
+            Error::LeaseHeld {
+                workflow_id,
+                holder,
+                epoch,
+                expires_in_ms,
+            } => Error::LeaseHeld {
+                workflow_id: self.strip_workflow(workflow_id),
+                holder,
+                epoch,
+                expires_in_ms,
+            },
             Error::NotFound { entity, id } => Error::NotFound {
                 entity,
                 id: self.strip_for(entity, id),

@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_5.sql"),
     include_str!("schema_6.sql"),
     include_str!("schema_7.sql"),
+    include_str!("schema_8.sql"),
 ];
 
 /// The schema version this code writes and reads.

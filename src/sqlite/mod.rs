@@ -26,6 +26,7 @@ mod effects;
 mod encrypt;
 mod import_rules;
 mod journal;
+mod leases;
 mod namespaces;
 mod outbox;
 mod packages;

@@ -556,6 +556,14 @@ impl SqliteStore {
             } => Done::RecordChange {
                 position: self.record_change(feed, workflow_id, *base, *head)?,
             },
+            Operation::CheckLease {
+                workflow_id,
+                holder,
+                epoch,
+            } => {
+                self.check_lease(workflow_id, holder.as_deref(), *epoch)?;
+                Done::CheckLease {}
+            }
         })
     }
 }

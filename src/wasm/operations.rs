@@ -184,6 +184,13 @@ enum OperationFields {
         base: u64,
         head: u64,
     },
+    // The sync server's fence on a push: never read from JS.
+    #[serde(skip_deserializing)]
+    CheckLease {
+        workflow_id: String,
+        holder: Option<String>,
+        epoch: Option<u64>,
+    },
 }
 
 /// Fails to compile when `Operation` gains a variant: add its fields to [`OperationFields`]
@@ -217,5 +224,6 @@ const _: fn(&Operation) = |operation| match operation {
     | Operation::DeletePackage { .. }
     | Operation::SetPackageRoute { .. }
     | Operation::SaveSync { .. }
-    | Operation::RecordChange { .. } => {}
+    | Operation::RecordChange { .. }
+    | Operation::CheckLease { .. } => {}
 };
