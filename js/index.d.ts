@@ -21,6 +21,10 @@ export type ErrorCodeName =
   | 'UNAUTHORIZED'
   /** An encrypted store opened with a key not its own or without one, or a plain store opened with a key. */
   | 'WRONG_KEY'
+  /** A sync push to a workflow leased on the server by another holder, under an older epoch, or without the lease. */
+  | 'FENCED'
+  /** The sync server's lease on the workflow is held by another device (its `holder`, `epoch`, `expiresInMs`). */
+  | 'LEASE_HELD'
   /** runstore/workflow: a run whose code no longer replays its history. */
   | 'NON_DETERMINISM'
   /** runstore/workflow: a `once` step whose attempt may or may not have run. */
@@ -213,6 +217,12 @@ export interface SyncOptions {
   fetch?: typeof fetch;
   /** `true`: pull back the server's whole history of workflows purged here (and not written again since); by default a purged workflow stays purged. */
   restorePurged?: boolean;
+  /**
+   * The lease on the server each workflow's push is made under (docs/servers.md, "Leases"), or
+   * null for none. A push to a workflow the server holds leased by another holder, under an
+   * older epoch or without its lease is not applied: it is reported in `conflicts` as FENCED.
+   */
+  leases?: ((workflowId: string) => { holder: string; epoch: number } | null | undefined) | null;
 }
 
 /** What `onProgress` is told. */
@@ -230,6 +240,8 @@ export interface SyncSummary {
    * Workflows written here and on the server since they last agreed, left as they are: each a
    * SEQUENCE_CONFLICT with `workflowId`, `expected` (the head both agreed on), `localHead`,
    * `serverHead` (also `actual`) and `serverEvents` (the server's events after `expected`).
+   * Workflows whose push was fenced by the server's lease: each a FENCED with `workflowId`,
+   * `holder` and `epoch` (pushed under, absent for none), `currentHolder` and `currentEpoch`.
    */
   conflicts: RunStoreError[];
   /** Where this store is in the namespace's change feed. */

@@ -158,9 +158,10 @@ async function syncPass(store, settings, checkConflicts) {
 }
 
 /**
- * Pushes the workflow's local events after the agreed head. Resolves to the number of events
- * pushed, or to the SEQUENCE_CONFLICT when the server's head moved too (or the workflow was
- * purged here and written again).
+ * Pushes the workflow's local events after the agreed head, under the lease `leases` names.
+ * Resolves to the number of events pushed, or to the SEQUENCE_CONFLICT when the server's head
+ * moved too (or the workflow was purged here and written again), or to the FENCED when the
+ * server's lease on the workflow is not the one pushed under.
  */
 async function pushWorkflow(store, settings, state, workflow) {
   const { workflowId } = workflow;
@@ -170,6 +171,7 @@ async function pushWorkflow(store, settings, state, workflow) {
   // A tombstone at head 0 (a push's answer may have been lost before the purge): the new
   // events go to the server only if it holds nothing under this id.
   if (workflow.state === 'purged' && workflow.syncedHead > 0) return purgedConflict(workflow.syncedHead);
+  const lease = settings.leaseOf(workflowId);
   let pushed = 0;
   let limit = PUSH_EVENTS;
   for (;;) {
@@ -184,8 +186,15 @@ async function pushWorkflow(store, settings, state, workflow) {
     const requestId = await pushRequestId(state.clientId, workflowId, base, events);
     let answer;
     try {
-      answer = checkPush(await request(settings, 'POST', 'push', { requestId, workflowId, expectedHead: base, events }), base + events.length);
+      const body = { requestId, workflowId, expectedHead: base, events, ...(lease ? { lease } : {}) };
+      answer = checkPush(await request(settings, 'POST', 'push', body), base + events.length);
     } catch (error) {
+      // Another device runs the workflow (or this one lost its lease): nothing pushed, and the
+      // workflow is left apart from the server, to be tried again (and reported) by later passes.
+      if (error.code === 'FENCED') {
+        if (workflow.state !== 'purged') await state.saveHead(store, workflow, base, 'conflict');
+        return error;
+      }
       if (error.code === 'INVALID_INPUT' && error.httpStatus === 413 && events.length > 1) {
         limit = Math.ceil(events.length / 2);
         continue;
@@ -484,6 +493,7 @@ function checkEvents(answer, after) {
 /** The fields of an error answer this package reads, each only when of its type. */
 const ERROR_FIELDS = {
   workflowId: 'string', expected: 'number', actual: 'number', entity: 'string', id: 'string', field: 'string', eventsComplete: 'boolean',
+  holder: 'string', epoch: 'number', currentHolder: 'string', currentEpoch: 'number',
 };
 
 /** The error a server's error answer means: its code if documented, else BACKEND. */
@@ -563,6 +573,7 @@ export function readOptions(options) {
   const restorePurged = read('restorePurged', false);
   const onProgress = read('onProgress', () => {});
   const fetch = read('fetch', globalThis.fetch);
+  const leases = read('leases', null);
   if (typeof url !== 'string') throw invalid('url', 'must be an absolute http(s) URL');
   let base;
   try {
@@ -579,6 +590,7 @@ export function readOptions(options) {
   if (typeof restorePurged !== 'boolean') throw invalid('restorePurged', 'must be a boolean');
   if (typeof onProgress !== 'function') throw invalid('onProgress', 'must be a function');
   if (typeof fetch !== 'function') throw invalid('fetch', 'must be a function');
+  if (leases !== null && typeof leases !== 'function') throw invalid('leases', 'must be a function');
   if (signal !== null && !(typeof AbortSignal === 'function' && signal instanceof AbortSignal)) throw invalid('signal', 'must be an AbortSignal');
   const report = (progress) => {
     // A throwing callback is the app's to fix; it must not stop the sync.
@@ -588,5 +600,22 @@ export function readOptions(options) {
       // ignored
     }
   };
-  return { url: base.href.replace(/\/+$/, ''), token, namespace, signal, live, restorePurged, onProgress: report, fetch };
+  const leaseOf = (workflowId) => (leases === null ? null : readLease(leases, workflowId, invalid));
+  return { url: base.href.replace(/\/+$/, ''), token, namespace, signal, live, restorePurged, onProgress: report, fetch, leaseOf };
+}
+
+/** The lease `leases(workflowId)` says a push of the workflow is made under: `{ holder, epoch }`, or null for none. */
+function readLease(leases, workflowId, invalid) {
+  let lease;
+  try {
+    lease = leases(workflowId);
+  } catch (error) {
+    throw invalid('leases', `threw for workflow ${workflowId}: ${error?.message ?? error}`);
+  }
+  if (lease === null || lease === undefined) return null;
+  const { holder, epoch } = isObject(lease) ? lease : {};
+  if (typeof holder !== 'string' || holder === '' || !Number.isSafeInteger(epoch) || epoch < 1) {
+    throw invalid('leases', `must return null or { holder: a non-empty string, epoch: a positive integer } (for workflow ${workflowId})`);
+  }
+  return { holder, epoch };
 }

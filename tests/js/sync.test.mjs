@@ -74,6 +74,28 @@ async function api(path, token = TOKEN) {
   return { status: response.status, body: await response.json() };
 }
 
+/** A POST to the server's API from here. */
+async function apiPost(path, body) {
+  const response = await fetch(`${settings.url}/v1/namespaces/${NAMESPACE}/${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** One sync of the profile's store with `leases` (workflow id → `{ holder, epoch }`) as its `leases` option. */
+function syncUnder(profile, leases) {
+  return profiles[profile].page.evaluate(
+    async ({ url, token, namespace, leases }) => {
+      const plain = (e) => ({ ...e, code: e.code, message: e.message, isRunStoreError: e instanceof window.runstore.RunStoreError });
+      const summary = await window.store.sync({ url, token, namespace, leases: (workflowId) => leases[workflowId] ?? null });
+      return { ...summary, conflicts: summary.conflicts.map(plain) };
+    },
+    { url: settings.url, token: TOKEN, namespace: NAMESPACE, leases },
+  );
+}
+
 async function serverHistory(workflowId) {
   const { body } = await api(`workflows/${encodeURIComponent(workflowId)}/events?limit=1000`);
   return body.events.map((e) => [e.seq, e.name]);
@@ -398,6 +420,8 @@ test('bad options and malformed or unknown server answers reject with a document
       badLive: await attempt({ ...base, live: 'yes' }),
       badSignal: await attempt({ ...base, signal: {} }),
       badFetch: await attempt({ ...base, fetch: 'fetch' }),
+      badLeases: await attempt({ ...base, leases: {} }),
+      badLease: await attempt({ ...base, leases: () => ({ holder: 'laptop', epoch: 0 }) }),
       throwingGetter: await attempt(throwing),
       emptyAnswer: await attempt({ ...base, fetch: answering(200, {}) }),
       notJson: await attempt({ ...base, fetch: answering(200, 'hello') }),
@@ -421,6 +445,8 @@ test('bad options and malformed or unknown server answers reject with a document
       badLive: ['INVALID_INPUT', 'options.live'],
       badSignal: ['INVALID_INPUT', 'options.signal'],
       badFetch: ['INVALID_INPUT', 'options.fetch'],
+      badLeases: ['INVALID_INPUT', 'options.leases'],
+      badLease: ['INVALID_INPUT', 'options.leases'],
       throwingGetter: ['INVALID_INPUT', 'options.namespace'],
       emptyAnswer: ['SERIALIZATION', null],
       notJson: ['SERIALIZATION', null],
@@ -456,4 +482,40 @@ test('a page that cannot load the sync code gets UNAVAILABLE, and syncs once it 
   } finally {
     await profile.close();
   }
+});
+
+test("a workflow the server holds leased by another device is reported FENCED and not pushed; under its lease it is, under an older epoch it is fenced", async () => {
+  server ??= await startSyncServer(settings);
+  await append('a', 'leased-1', [ev('l1', 1), ev('l2', 2)]);
+  await append('a', 'free-1', [ev('f1', 1)]);
+  const taken = await apiPost('workflows/leased-1/lease', { holder: 'laptop', ttlMs: 600_000 });
+  assert.equal(taken.body.epoch, 1, JSON.stringify(taken));
+
+  // Without the lease: the leased workflow is reported, the others are pushed.
+  const plain = await syncUnder('a', {});
+  const fenced = plain.conflicts.filter((c) => c.workflowId === 'leased-1');
+  assert.equal(fenced.length, 1, JSON.stringify(plain.conflicts));
+  assert.deepEqual(
+    { code: fenced[0].code, isRunStoreError: fenced[0].isRunStoreError, currentHolder: fenced[0].currentHolder, currentEpoch: fenced[0].currentEpoch, holder: fenced[0].holder },
+    { code: 'FENCED', isRunStoreError: true, currentHolder: 'laptop', currentEpoch: 1, holder: undefined },
+  );
+  assert.deepEqual(await serverHistory('free-1'), [[1, 'f1']]);
+  assert.deepEqual(await serverHistory('leased-1'), [], 'nothing of the leased workflow was pushed');
+
+  // Under its lease it is pushed.
+  const leased = await syncUnder('a', { 'leased-1': { holder: 'laptop', epoch: 1 } });
+  assert.deepEqual(leased.conflicts.filter((c) => c.workflowId === 'leased-1'), []);
+  assert.deepEqual(await serverHistory('leased-1'), [[1, 'l1'], [2, 'l2']]);
+
+  // Taken over by another device (one epoch up): the former holder's next push is fenced.
+  assert.equal((await apiPost('workflows/leased-1/lease/release', { holder: 'laptop', epoch: 1 })).status, 200);
+  assert.equal((await apiPost('workflows/leased-1/lease', { holder: 'phone', ttlMs: 600_000 })).body.epoch, 2);
+  await append('a', 'leased-1', [ev('l3', 3)]);
+  const stale = await syncUnder('a', { 'leased-1': { holder: 'laptop', epoch: 1 } });
+  const lost = stale.conflicts.find((c) => c.workflowId === 'leased-1');
+  assert.deepEqual(
+    { code: lost?.code, workflowId: lost?.workflowId, holder: lost?.holder, epoch: lost?.epoch, currentHolder: lost?.currentHolder, currentEpoch: lost?.currentEpoch },
+    { code: 'FENCED', workflowId: 'leased-1', holder: 'laptop', epoch: 1, currentHolder: 'phone', currentEpoch: 2 },
+  );
+  assert.deepEqual(await serverHistory('leased-1'), [[1, 'l1'], [2, 'l2']], 'the fenced push wrote nothing');
 });
