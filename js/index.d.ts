@@ -79,6 +79,14 @@ export declare class RunStoreError extends Error {
   readonly serverEventsComplete?: boolean;
   /** A sync's SEQUENCE_CONFLICT for a workflow purged here and written again under its id. */
   readonly purged?: boolean;
+  /** A sync's FENCED: the lease the push was made under (absent, or null, for none). */
+  readonly holder?: string;
+  readonly epoch?: number | null;
+  /** A sync's FENCED: the server's lease on the workflow (absent, or null, when there is none). */
+  readonly currentHolder?: string;
+  readonly currentEpoch?: number | null;
+  /** LEASE_HELD: how long the other holder's lease lasts from now, by the server's clock. */
+  readonly expiresInMs?: number;
   /** An error a sync server answered with: its HTTP status. */
   readonly httpStatus?: number;
   /** BACKEND or UNAVAILABLE from a sync server: the error code it answered, one this package does not know (null: none). */
@@ -241,7 +249,8 @@ export interface SyncSummary {
    * SEQUENCE_CONFLICT with `workflowId`, `expected` (the head both agreed on), `localHead`,
    * `serverHead` (also `actual`) and `serverEvents` (the server's events after `expected`).
    * Workflows whose push was fenced by the server's lease: each a FENCED with `workflowId`,
-   * `holder` and `epoch` (pushed under, absent for none), `currentHolder` and `currentEpoch`.
+   * `holder` and `epoch` (what it was pushed under), `currentHolder` and `currentEpoch` (the
+   * server's lease), each absent or null for none.
    */
   conflicts: RunStoreError[];
   /** Where this store is in the namespace's change feed. */

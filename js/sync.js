@@ -191,8 +191,10 @@ async function pushWorkflow(store, settings, state, workflow) {
     } catch (error) {
       // Another device runs the workflow (or this one lost its lease): nothing pushed, and the
       // workflow is left apart from the server, to be tried again (and reported) by later passes.
+      // (One purged here and written again loses that mark: a later push onto a server history
+      // under its id is still refused, as a SEQUENCE_CONFLICT.)
       if (error.code === 'FENCED') {
-        if (workflow.state !== 'purged') await state.saveHead(store, workflow, base, 'conflict');
+        await state.saveHead(store, workflow, base, 'conflict');
         return error;
       }
       if (error.code === 'INVALID_INPUT' && error.httpStatus === 413 && events.length > 1) {
@@ -493,7 +495,7 @@ function checkEvents(answer, after) {
 /** The fields of an error answer this package reads, each only when of its type. */
 const ERROR_FIELDS = {
   workflowId: 'string', expected: 'number', actual: 'number', entity: 'string', id: 'string', field: 'string', eventsComplete: 'boolean',
-  holder: 'string', epoch: 'number', currentHolder: 'string', currentEpoch: 'number',
+  holder: 'string', epoch: 'number', currentHolder: 'string', currentEpoch: 'number', expiresInMs: 'number',
 };
 
 /** The error a server's error answer means: its code if documented, else BACKEND. */

@@ -7,17 +7,42 @@ use crate::error::{Error, Result};
 use crate::model::leases::{Lease, MAX_LEASE_TTL_MS};
 use crate::model::Millis;
 
-/// Checks a take's or renewal's workflow id, holder and duration.
+/// Checks a take's or renewal's workflow id, holder, epoch and duration.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming the field.
-pub(crate) fn check_take(workflow_id: &str, holder: &str, ttl_ms: u64) -> Result<()> {
+pub(crate) fn check_take(
+    workflow_id: &str,
+    holder: &str,
+    epoch: Option<u64>,
+    ttl_ms: u64,
+) -> Result<()> {
     check_id("workflowId", workflow_id)?;
-    check_id("holder", holder)?;
+    check_holder("holder", holder, epoch.unwrap_or(1), "epoch")?;
     if ttl_ms == 0 || ttl_ms > MAX_LEASE_TTL_MS {
         return Err(Error::invalid(
             "ttlMs",
             format!("{ttl_ms} is not between 1 and {MAX_LEASE_TTL_MS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the holder and epoch a push or a release names.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `holder_field` or `epoch_field` (epochs start at 1).
+pub(crate) fn check_holder(
+    holder_field: &str,
+    holder: &str,
+    epoch: u64,
+    epoch_field: &str,
+) -> Result<()> {
+    check_id(holder_field, holder)?;
+    if epoch == 0 {
+        return Err(Error::invalid(
+            epoch_field,
+            "must be 1 or more: epochs start at 1",
         ));
     }
     Ok(())
@@ -211,9 +236,17 @@ mod tests {
 
     #[test]
     fn a_take_checks_its_duration() {
-        assert!(check_take("w", "a", 0).is_err());
-        assert!(check_take("w", "a", MAX_LEASE_TTL_MS + 1).is_err());
-        assert!(check_take("w", "", 10).is_err());
-        assert!(check_take("w", "a", MAX_LEASE_TTL_MS).is_ok());
+        let field = |result: Result<()>| match result {
+            Err(Error::InvalidInput { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(check_take("w", "a", None, 0)), "ttlMs");
+        assert_eq!(
+            field(check_take("w", "a", None, MAX_LEASE_TTL_MS + 1)),
+            "ttlMs"
+        );
+        assert_eq!(field(check_take("w", "", None, 10)), "holder");
+        assert_eq!(field(check_take("w", "a", Some(0), 10)), "epoch");
+        assert!(check_take("w", "a", Some(1), MAX_LEASE_TTL_MS).is_ok());
     }
 }

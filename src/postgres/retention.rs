@@ -16,7 +16,7 @@ use crate::model::Millis;
 const PER_WORKFLOW: [&str; 5] = ["events", "outbox", "timers", "visibility", "workflows"];
 
 /// Every table of the store, for `storage_stats` and `vacuum`.
-const TABLES: [&str; 21] = [
+const TABLES: [&str; 22] = [
     "events",
     "workflows",
     "timers",
@@ -37,6 +37,7 @@ const TABLES: [&str; 21] = [
     "sync_targets",
     "sync_heads",
     "sync_clock",
+    "sync_leases",
     "runstore_schema",
 ];
 
@@ -68,6 +69,11 @@ pub(super) fn purge_in(tx: &mut Tx<'_>, closed_before: Millis, limit: u32) -> Re
             &[&ids],
         )?;
     }
+    // A purged workflow's lease goes with it: the id may be used afresh.
+    tx.execute(
+        "DELETE FROM sync_leases WHERE workflow_id = ANY($1::text[])",
+        &[&ids],
+    )?;
     let [events, outbox_rows, timers, visibility_records, workflows] = deleted;
     Ok(PurgeCounts {
         workflows,

@@ -2,8 +2,8 @@
 -- by migrations.rs. Forward-only.
 
 -- Leases on workflows (postgres/leases.rs): which device runs a workflow, under which fencing
--- epoch, until when (the server's clock; 0 once released). A push locks its workflow's row
--- (FOR SHARE) while it checks the epoch, so a take-over (FOR UPDATE) waits for it or fences it.
+-- epoch, until when (the server's clock; 0 once released). A push shares the workflow's lease
+-- lock (an advisory lock) while it checks the epoch, so a take-over waits for it or fences it.
 CREATE TABLE sync_leases (
     workflow_id TEXT COLLATE "C" PRIMARY KEY,
     holder      TEXT COLLATE "C" NOT NULL,

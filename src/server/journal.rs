@@ -22,6 +22,7 @@ use super::api_error::ApiError;
 use super::request::query;
 use super::scope::Scope;
 use super::{Shared, StoreAccess, MAX_WAIT};
+use crate::backend::leases::check_holder;
 use crate::error::{Error, Result};
 use crate::{
     request_fingerprint, Event, EventJournal, EventsPage, FeedEntry, NewOutboxRow, Operation,
@@ -152,6 +153,9 @@ fn apply_push<S: EventJournal + StepStore + SyncFeed>(
         .collect::<Result<Vec<_>>>()?;
     let base = request.expected_head;
     let head = base + request.events.len() as u64;
+    if let Some(lease) = &request.lease {
+        check_holder("lease.holder", &lease.holder, lease.epoch, "lease.epoch")?;
+    }
     let (holder, epoch) = request.lease.map(|l| (l.holder, l.epoch)).unzip();
     let mut operations = vec![
         // First, and in the push's transaction: a fenced push is FENCED (not told the events
@@ -383,4 +387,32 @@ pub(crate) async fn events<A: StoreAccess>(
     Ok(Json(
         json!({ "events": page.events, "head": head, "complete": page.complete }),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answered(outcomes: &[OperationOutcome]) -> (u64, Option<u64>) {
+        match applied(outcomes, true).unwrap() {
+            Pushed::Applied { head, position, .. } => (head, position),
+            Pushed::Conflict { .. } => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_push_recorded_with_or_without_its_fence_is_replayed_alike() {
+        let append = OperationOutcome::Append { head: 4 };
+        let change = OperationOutcome::RecordChange { position: 9 };
+        let fence = OperationOutcome::CheckLease {};
+        // Recorded before pushes were fenced, and after.
+        assert_eq!(answered(&[append.clone(), change.clone()]), (4, Some(9)));
+        assert_eq!(answered(std::slice::from_ref(&append)), (4, None));
+        assert_eq!(
+            answered(&[fence.clone(), append.clone(), change]),
+            (4, Some(9))
+        );
+        assert_eq!(answered(&[fence.clone(), append]), (4, None));
+        assert!(applied(&[fence], true).is_err());
+    }
 }

@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::SqliteStore;
 use crate::backend::checks::{check_id, from_sql_int, to_sql_int};
-use crate::backend::leases::{check_fence, check_take, release, take};
+use crate::backend::leases::{check_fence, check_holder, check_take, release, take};
 use crate::error::Result;
 use crate::model::leases::{Lease, LeaseStore};
 use crate::model::Millis;
@@ -69,7 +69,7 @@ impl LeaseStore for SqliteStore {
         ttl_ms: u64,
         now: Millis,
     ) -> Result<Lease> {
-        check_take(workflow_id, holder, ttl_ms)?;
+        check_take(workflow_id, holder, epoch, ttl_ms)?;
         let tx = self.write_tx()?;
         let stored = load(&tx, workflow_id)?;
         let lease = take(stored.as_ref(), workflow_id, holder, epoch, ttl_ms, now)?;
@@ -80,7 +80,7 @@ impl LeaseStore for SqliteStore {
 
     fn release_lease(&self, workflow_id: &str, holder: &str, epoch: u64) -> Result<()> {
         check_id("workflowId", workflow_id)?;
-        check_id("holder", holder)?;
+        check_holder("holder", holder, epoch, "epoch")?;
         let tx = self.write_tx()?;
         if let Some(released) =
             release(load(&tx, workflow_id)?.as_ref(), workflow_id, holder, epoch)?

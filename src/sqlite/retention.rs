@@ -172,6 +172,11 @@ impl SqliteStore {
                 ))?
                 .execute([&ids])? as u64;
         }
+        // A purged workflow's lease (a sync server's) goes with it: the id may be used afresh.
+        tx.prepare_cached(
+            "DELETE FROM sync_leases WHERE workflow_id IN (SELECT value FROM json_each(?1))",
+        )?
+        .execute([&ids])?;
         tx.commit()?;
         let [events, outbox_rows, timers, visibility_records, workflows] = deleted;
         Ok(PurgeCounts {

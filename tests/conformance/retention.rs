@@ -83,6 +83,13 @@ fn purge_deletes_exactly_the_closed_old_workflows_and_their_rows(backend: &dyn B
             data: json!(null),
         })
         .unwrap();
+    // So are a sync server's leases: one goes with its purged workflow, one stays.
+    store
+        .take_lease("done-old", "laptop", None, 60_000, 1)
+        .unwrap();
+    store
+        .take_lease("running", "laptop", None, 60_000, 1)
+        .unwrap();
 
     let counts = store.purge_workflows(200, 100).unwrap();
     assert_eq!(
@@ -107,6 +114,11 @@ fn purge_deletes_exactly_the_closed_old_workflows_and_their_rows(backend: &dyn B
             assert_eq!(store.get_visibility(id).unwrap(), None);
             assert_eq!(store.outbox_row_state(&format!("{id}/a")).unwrap(), None);
         }
+        assert_eq!(store.load_lease("done-old").unwrap(), None);
+        assert_eq!(
+            store.load_lease("running").unwrap().map(|l| l.epoch),
+            Some(1)
+        );
         assert_eq!(all(|p| store.read_history("running", p)).len(), 3);
         assert_eq!(all(|p| store.read_history("done-new", p)).len(), 2);
         let timers: Vec<_> = all(|p| store.list_timers(p))

@@ -285,6 +285,10 @@ async fn lease_requests_with_bad_input_or_no_token_are_refused() {
                 json!({ "holder": "laptop", "ttlMs": 1_000, "owner": "x" }),
                 "body",
             ),
+            (
+                json!({ "holder": "laptop", "epoch": 0, "ttlMs": 1_000 }),
+                "epoch",
+            ),
         ] {
             let (status, answer) = take(&app, "run-1", body.clone()).await;
             assert_eq!(
@@ -293,6 +297,21 @@ async fn lease_requests_with_bad_input_or_no_token_are_refused() {
                 "{body}: {answer}"
             );
         }
+        // A push's lease is checked as its other fields are, before anything is written.
+        for (lease, field) in [
+            (json!({ "holder": "", "epoch": 1 }), "lease.holder"),
+            (json!({ "holder": "laptop", "epoch": 0 }), "lease.epoch"),
+        ] {
+            let mut body = push_body("p1", "run-1", 0, vec![event("e", 1)]);
+            body["lease"] = lease;
+            let (status, answer) = post(&app, "/v1/namespaces/team/push", Some(TOKEN), body).await;
+            assert_eq!(
+                (status, answer["field"].as_str()),
+                (StatusCode::BAD_REQUEST, Some(field)),
+                "{answer}"
+            );
+        }
+        assert_eq!(head(&app, "team", "run-1").await, 0);
         let body = json!({ "holder": "laptop", "ttlMs": 1_000 });
         assert_eq!(
             post(&app, &lease_uri("run-1"), None, body.clone()).await.0,
@@ -314,52 +333,86 @@ async fn lease_requests_with_bad_input_or_no_token_are_refused() {
     }
 }
 
-/// A former holder pushes as fast as it can while another device waits for its lease to expire
-/// and takes the run over. Once the new holder has its lease and has read the head, its push
-/// at that head lands: no push of the former holder came between.
+/// A device pushes as fast as it can, under `former` (or without a lease), while another
+/// device takes the run's lease (waiting for the former's to expire). Once the new holder has
+/// its lease and has read the head, its push at that head lands: no push of the former came
+/// between. On SQLite the server's single writer orders them anyway; on PostgreSQL the pushes
+/// and the take run on connections of their own, and only the lease lock orders them.
+async fn take_over_while_pushing(
+    app: &Router,
+    workflow: &str,
+    former: Option<(&'static str, u64)>,
+) {
+    let pusher = {
+        let (app, workflow) = (app.clone(), workflow.to_owned());
+        tokio::spawn(async move {
+            let mut head = 0;
+            loop {
+                let id = format!("{workflow}-former-{head}");
+                let (status, body) = push_under(&app, &id, &workflow, head, former).await;
+                if status != StatusCode::OK {
+                    return (head, body);
+                }
+                head = body["head"].as_u64().unwrap();
+            }
+        })
+    };
+    // Some pushes land first.
+    while head(app, "team", workflow).await < 3 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let taken = loop {
+        let (status, body) =
+            take(app, workflow, json!({ "holder": "phone", "ttlMs": 60_000 })).await;
+        if status == StatusCode::OK {
+            break body;
+        }
+        assert_eq!(body["code"], "LEASE_HELD", "{body}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let epoch = taken["epoch"].as_u64().unwrap();
+    assert_eq!(epoch, former.map_or(1, |(_, epoch)| epoch + 1));
+    let read = head(app, "team", workflow).await;
+    let (status, body) = push_under(
+        app,
+        &format!("{workflow}-phone"),
+        workflow,
+        read,
+        Some(("phone", epoch)),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the new holder's push at the head it read: {body}"
+    );
+    let (last_head, refusal) = pusher.await.unwrap();
+    assert_eq!(refusal["code"], "FENCED", "{refusal}");
+    assert_eq!(
+        last_head, read,
+        "the former pushed up to {last_head}, the new holder read {read}"
+    );
+    assert_eq!(head(app, "team", workflow).await, read + 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_former_holder_pushing_through_a_take_over_never_advances_the_run_after_it() {
     for backend in Backend::all() {
         let app = backend.server();
-        take(&app, "run-1", json!({ "holder": "laptop", "ttlMs": 150 })).await;
-        let former = {
-            let app = app.clone();
-            tokio::spawn(async move {
-                let mut head = 0;
-                loop {
-                    let id = format!("laptop-{head}");
-                    let (status, body) =
-                        push_under(&app, &id, "run-1", head, Some(("laptop", 1))).await;
-                    if status != StatusCode::OK {
-                        return (head, body);
-                    }
-                    head = body["head"].as_u64().unwrap();
-                }
-            })
-        };
-        let taken = loop {
-            let (status, body) =
-                take(&app, "run-1", json!({ "holder": "phone", "ttlMs": 60_000 })).await;
-            if status == StatusCode::OK {
-                break body;
-            }
-            assert_eq!(body["code"], "LEASE_HELD", "{body}");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        };
-        assert_eq!(taken["epoch"], 2);
-        let read = head(&app, "team", "run-1").await;
-        let (status, body) = push_under(&app, "phone-1", "run-1", read, Some(("phone", 2))).await;
-        assert_eq!(
-            status,
-            StatusCode::OK,
-            "the new holder's push at the head it read: {body}"
-        );
-        let (last_head, refusal) = former.await.unwrap();
-        assert_eq!(refusal["code"], "FENCED", "{refusal}");
-        assert!(
-            last_head >= 1 && last_head == read,
-            "the former holder pushed up to {last_head}, the new one read {read}"
-        );
-        assert_eq!(head(&app, "team", "run-1").await, read + 1);
+        for round in 0..3 {
+            let workflow = format!("held-{round}");
+            take(&app, &workflow, json!({ "holder": "laptop", "ttlMs": 100 })).await;
+            take_over_while_pushing(&app, &workflow, Some(("laptop", 1))).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pushes_without_a_lease_never_advance_a_run_after_its_first_lease() {
+    for backend in Backend::all() {
+        let app = backend.server();
+        for round in 0..5 {
+            take_over_while_pushing(&app, &format!("free-{round}"), None).await;
+        }
     }
 }
