@@ -194,7 +194,7 @@ async function pushWorkflow(store, settings, state, workflow) {
       // (One purged here and written again loses that mark: a later push onto a server history
       // under its id is still refused, as a SEQUENCE_CONFLICT.)
       if (error.code === 'FENCED') {
-        await state.saveHead(store, workflow, base, 'conflict');
+        await state.saveHead(store, workflow, workflow.syncedHead, 'conflict');
         return error;
       }
       if (error.code === 'INVALID_INPUT' && error.httpStatus === 413 && events.length > 1) {
