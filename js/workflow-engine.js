@@ -17,6 +17,7 @@ import { StepBodies, Timers } from './workflow-bodies.js';
 import { noticesOf } from './workflow-notices.js';
 import { serially } from './workflow-task.js';
 import { WorkflowHandle } from './workflow-handle.js';
+import { LeaseKeeper, readLeaseOptions } from './workflow-leases.js';
 
 /** Where the engine's inbox rows live in the outbox. */
 const INBOX = Object.freeze({ namespace: 'runstore.workflow', taskQueue: 'inbox' });
@@ -54,6 +55,12 @@ export class WorkflowEngine {
   #loadQueue = [];
   #loadsRunning = 0;
   #onError;
+  /** The leases on a sync server's runs (options.leases), or null: runs then run on the device that started them. */
+  #leaseOptions = null;
+  #keeper = null;
+  #leaseTick = null;
+  /** Runs that ended here whose last push (and the lease's release) is still to be done. */
+  #ending = new Set();
   device = null;
   bodies = new StepBodies();
   timers = new Timers();
@@ -74,7 +81,7 @@ export class WorkflowEngine {
     if (store === null || typeof store !== 'object' || typeof store.commit !== 'function') {
       throw invalid('store must be an open RunStore or RunStoreCore', 'store');
     }
-    const { workflows = [], onError = defaultOnError } = options ?? {};
+    const { workflows = [], onError = defaultOnError, leases = null } = options ?? {};
     if (!Array.isArray(workflows) || !workflows.every(isDefinition)) {
       throw invalid('workflows must be an array of what defineWorkflow returns', 'options.workflows');
     }
@@ -87,7 +94,9 @@ export class WorkflowEngine {
     if (engines.has(store)) {
       throw new RunStoreError('BUSY', 'an engine is started on this store already: use it, or stop it first', { field: 'store' });
     }
+    const leaseOptions = leases === null ? null : readLeaseOptions(leases);
     const engine = new WorkflowEngine(store, workflows, onError);
+    engine.#leaseOptions = leaseOptions;
     engines.set(store, engine);
     try {
       await engine.#begin();
@@ -101,6 +110,12 @@ export class WorkflowEngine {
   async #begin() {
     const store = this.#store;
     this.device = await deviceOf(store);
+    if (this.#leaseOptions) {
+      this.#keeper = new LeaseKeeper(this.#leaseOptions, this.device, (workflowId) => this.#lost(workflowId));
+      // Runs another device holds are asked for again: its lease may have expired.
+      this.#leaseTick = setInterval(() => this.#onLeaseTick(), Math.floor(this.#leaseOptions.ttlMs / 3));
+      this.#leaseTick.unref?.();
+    }
     this.#notices = noticesOf(store);
     this.#offNotices = this.#notices.listen((change) => this.#heard(change));
     if (typeof store.onLeaderChange === 'function') {
@@ -287,14 +302,101 @@ export class WorkflowEngine {
     };
   }
 
-  /** Stops this engine for good: its runs stop where they are (their state is in the store). */
+  /** Stops this engine for good: its runs stop where they are (their state is in the store), and it gives up its leases. */
   async stop() {
     if (engines.get(this.#store) === this) engines.delete(this.#store);
     this.#stopped = true;
     this.#offLeader();
     this.#offNotices();
-    await this.#pause();
+    clearInterval(this.#leaseTick);
+    await this.#pause({ keepLeases: true });
     this.timers.close();
+    await this.#keeper?.stop();
+  }
+
+  /**
+   * With `options.leases`: the lease a push of `workflowId` goes under, for `store.sync`'s
+   * `leases` option (null for a run this engine holds no lease on).
+   */
+  leases = (workflowId) => this.#keeper?.leaseOf(workflowId) ?? null;
+
+  /**
+   * Whether this engine may run the workflow now: without leases, a run this device started;
+   * with them, a run whose lease it holds, taken now if need be (`'pulled'`: taken from
+   * another device, whose pushes were pulled; read the run again).
+   */
+  async mayRun(workflowId, origin) {
+    if (!this.#keeper) return origin === null || origin === this.device;
+    const outcome = await this.#keeper.take(workflowId);
+    if (outcome === 'held') return true;
+    if (outcome !== 'pull') return false;
+    return (await this.#pullFor(workflowId)) ? 'pulled' : false;
+  }
+
+  /** One sync pass under the lease just taken: what the former holder pushed comes here first. */
+  async #pullFor(workflowId) {
+    const { url, token, namespace, fetch } = this.#leaseOptions;
+    try {
+      const { syncStore } = await import('./sync.js');
+      const summary = await syncStore(this.#store, { url, token, namespace, fetch, leases: this.leases });
+      const conflict = summary.conflicts.find((error) => error.workflowId === workflowId);
+      if (conflict) {
+        this.report(conflict, workflowId);
+        return false;
+      }
+      this.#keeper.pulled(workflowId);
+      return true;
+    } catch (error) {
+      // CONFLICT: the app's own sync pass saved first; the next try pulls.
+      if (error?.code !== 'CONFLICT') this.report(error, workflowId);
+      return false;
+    }
+  }
+
+  /** The lease of a run this engine ran may be another device's now: the run stops here. */
+  #lost(workflowId) {
+    const driver = this.#drivers.get(workflowId);
+    if (!driver) return;
+    driver.stop();
+    this.skipped(driver, 'its lease was lost', true);
+  }
+
+  /**
+   * Every `ttlMs / 3`: pushes the ends of runs whose last push failed, and asks again for the
+   * open runs shown here as another device's, whose leases may have expired.
+   */
+  async #onLeaseTick() {
+    for (const workflowId of [...this.#ending]) {
+      this.#ending.delete(workflowId);
+      this.#finished(workflowId);
+    }
+    for (const workflowId of [...this.#elsewhere]) {
+      if (!this.#running) return;
+      try {
+        if ((await this.#store.workflowSummary(workflowId)).status !== 'running') continue;
+      } catch (error) {
+        this.report(error, workflowId);
+        continue;
+      }
+      this.#elsewhere.delete(workflowId);
+      this.#skipped.delete(workflowId);
+      this.adopt(workflowId);
+    }
+  }
+
+  /** A run that ended here: its last events are pushed under its lease, which is then given up. */
+  async #finished(workflowId) {
+    if (!this.#keeper?.holds(workflowId)) return;
+    const { url, token, namespace, fetch } = this.#leaseOptions;
+    try {
+      const { syncStore } = await import('./sync.js');
+      await syncStore(this.#store, { url, token, namespace, fetch, leases: this.leases });
+      await this.#keeper.release(workflowId);
+    } catch (error) {
+      // Kept, and renewed, until a later try pushes the events and gives it up.
+      if (error?.code !== 'CONFLICT' && error?.code !== 'UNAVAILABLE') this.report(error, workflowId);
+      this.#ending.add(workflowId);
+    }
   }
 
   /** The device whose engine runs the workflow's current run (null: any). */
@@ -309,6 +411,7 @@ export class WorkflowEngine {
 
   /** Refuses a message to a run that another device runs: it would never be taken. */
   async #runsHere(workflowId, summary) {
+    if (this.#keeper?.holds(workflowId)) return;
     const origin = await this.#originOf(workflowId, summary);
     if (origin === null || origin === this.device) return;
     throw new RunStoreError('CONFLICT', `workflow ${workflowId} runs on another device (${origin}); signals and cancellations reach a run only where it runs`, {
@@ -348,8 +451,13 @@ export class WorkflowEngine {
     this.#readInbox();
   }
 
-  async #pause() {
+  /**
+   * Stops running. A tab that stops leading forgets its leases without giving them up: the
+   * next leader's engine, of the same device, takes them on.
+   */
+  async #pause({ keepLeases = false } = {}) {
     this.#running = false;
+    if (!keepLeases) this.#keeper?.forget();
     clearInterval(this.#poll);
     this.#poll = null;
     for (const driver of this.#drivers.values()) driver.stop();
@@ -394,6 +502,7 @@ export class WorkflowEngine {
   /** A driver whose run ended: forgotten, and whoever awaits it is told. */
   forget(driver) {
     if (this.#drivers.get(driver.workflowId) === driver) this.#drivers.delete(driver.workflowId);
+    if (driver.state === 'ended') this.#finished(driver.workflowId);
   }
 
   /**

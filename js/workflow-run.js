@@ -72,7 +72,11 @@ export class RunDriver {
     const def = engine.definition(run.started.workflowType);
     if (!def) return this.#skip(`workflow type ${run.started.workflowType} is not registered with this engine`);
     const { origin = null, parent = null } = run.started.data ?? {};
-    if (origin !== null && origin !== engine.device) return this.#skip('the run belongs to another device', true);
+    const here = await engine.mayRun(this.workflowId, origin);
+    if (this.state === 'stopped') return;
+    // Taken over from another device: what it pushed was pulled, and the run is read again.
+    if (here === 'pulled') return this.#load();
+    if (!here) return this.#skip('the run belongs to another device', true);
     const exec = new Execution(this, {
       workflowId: this.workflowId,
       runId: run.started.runId,

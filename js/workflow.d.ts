@@ -161,6 +161,24 @@ export interface EngineOptions {
   workflows: Workflow[];
   /** Failures nobody awaits (a run's commit, a run that no longer replays). Default: console.error. */
   onError?: (error: RunStoreError, context: { workflowId: string | null }) => void;
+  /**
+   * For a store that syncs with a runstore sync server: the engine runs a run only while it
+   * holds the run's lease there (docs/servers.md, "Leases"). It takes the lease before running
+   * the run, renews it every `ttlMs / 3`, pushes the run's last events and gives the lease up
+   * when the run ends, and stops the run if a renewal is refused or none is answered within
+   * `ttlMs` by this device's clock. It takes over another device's run once its lease has
+   * expired, after pulling what that device pushed. Without it, a run runs on the device that
+   * started it. Pass `engine.leases` to `store.sync` so that pushes go under the leases.
+   */
+  leases?: {
+    url: string;
+    token: string;
+    /** Default `"default"`. */
+    namespace?: string;
+    /** How long a lease lasts (default 30000, at least 300). */
+    ttlMs?: number;
+    fetch?: typeof fetch;
+  } | null;
 }
 
 /**
@@ -176,7 +194,8 @@ export declare class WorkflowEngine {
   readonly running: boolean;
   /**
    * This store's device id (made once per store, kept in it): the runs started here carry it,
-   * and only they run here. A store that syncs shows other devices' runs without running them.
+   * and only they run here. A store that syncs shows other devices' runs without running them,
+   * unless the engine has `leases`: then it runs the runs whose leases it holds.
    */
   readonly device: string;
   /**
@@ -204,6 +223,11 @@ export declare class WorkflowEngine {
    */
   result<O = any>(workflowId: string, options?: { signal?: AbortSignal }): Promise<O>;
   describe(workflowId: string): Promise<WorkflowDescription>;
-  /** Stops this engine: its runs stay in the store where they are, for the next engine. */
+  /**
+   * With `options.leases`: the lease a push of the workflow goes under (`store.sync`'s `leases`
+   * option), or null.
+   */
+  readonly leases: (workflowId: string) => { holder: string; epoch: number } | null;
+  /** Stops this engine: its runs stay in the store where they are, for the next engine; it gives up the leases it holds. */
   stop(): Promise<void>;
 }
