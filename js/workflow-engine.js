@@ -61,6 +61,8 @@ export class WorkflowEngine {
   #leaseTick = null;
   /** Runs that ended here whose last push (and the lease's release) is still to be done. */
   #ending = new Set();
+  /** Runs whose copy here is apart from the server's (a pull after a take found a conflict): not asked for again by this engine. */
+  #diverged = new Set();
   device = null;
   bodies = new StepBodies();
   timers = new Timers();
@@ -302,16 +304,19 @@ export class WorkflowEngine {
     };
   }
 
-  /** Stops this engine for good: its runs stop where they are (their state is in the store), and it gives up its leases. */
+  /**
+   * Stops this engine for good: its runs stop where they are (their state is in the store), and
+   * its leases are left to expire (a run's last events may not be pushed yet).
+   */
   async stop() {
     if (engines.get(this.#store) === this) engines.delete(this.#store);
     this.#stopped = true;
     this.#offLeader();
     this.#offNotices();
     clearInterval(this.#leaseTick);
-    await this.#pause({ keepLeases: true });
+    await this.#pause();
     this.timers.close();
-    await this.#keeper?.stop();
+    this.#keeper?.stop();
   }
 
   /**
@@ -341,6 +346,10 @@ export class WorkflowEngine {
       const summary = await syncStore(this.#store, { url, token, namespace, fetch, leases: this.leases });
       const conflict = summary.conflicts.find((error) => error.workflowId === workflowId);
       if (conflict) {
+        // Written here past what the server has: this copy must not run, and the lease goes
+        // back at once, for a device whose copy agrees with the server's.
+        this.#diverged.add(workflowId);
+        await this.#keeper.release(workflowId);
         this.report(conflict, workflowId);
         return false;
       }
@@ -372,6 +381,7 @@ export class WorkflowEngine {
     }
     for (const workflowId of [...this.#elsewhere]) {
       if (!this.#running) return;
+      if (this.#diverged.has(workflowId)) continue;
       try {
         if ((await this.#store.workflowSummary(workflowId)).status !== 'running') continue;
       } catch (error) {
@@ -455,9 +465,9 @@ export class WorkflowEngine {
    * Stops running. A tab that stops leading forgets its leases without giving them up: the
    * next leader's engine, of the same device, takes them on.
    */
-  async #pause({ keepLeases = false } = {}) {
+  async #pause() {
     this.#running = false;
-    if (!keepLeases) this.#keeper?.forget();
+    this.#keeper?.forget();
     clearInterval(this.#poll);
     this.#poll = null;
     for (const driver of this.#drivers.values()) driver.stop();

@@ -25,8 +25,10 @@ export class LeaseKeeper {
   #settings;
   #holder;
   #onLost;
-  /** workflowId → { epoch, until (this device's monotonic clock), pulled } */
+  /** workflowId → { epoch, until (this device's monotonic clock), pulled, deadline (its timer) } */
   #held = new Map();
+  /** Raised by `forget`: a take answered after it stores nothing. */
+  #generation = 0;
   /** workflowId → the epoch of a lease given up here, which the server still admits pushes under until another device takes it. */
   #given = new Map();
   #timer = null;
@@ -64,21 +66,43 @@ export class LeaseKeeper {
    */
   async take(workflowId) {
     const held = this.#held.get(workflowId);
+    const generation = this.#generation;
     const asked = performance.now();
     let lease;
     try {
       lease = await this.#call(workflowId, '', { holder: this.#holder, ...(held ? { epoch: held.epoch } : {}), ttlMs: this.#settings.ttlMs });
     } catch (error) {
       if (error.code === 'LEASE_HELD' || error.code === 'FENCED') {
-        this.#drop(workflowId);
+        if (this.#held.get(workflowId) === held) this.#drop(workflowId);
         return 'elsewhere';
       }
       return 'unavailable';
     }
+    // Given up or forgotten while the server answered: that answer is not this engine's lease.
+    if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
+    const until = asked + lease.ttlMs;
+    // An answer that came too late to leave any of the lease by this device's clock is none.
+    if (performance.now() >= until - this.#margin()) return 'unavailable';
     const pulled = held?.epoch === lease.epoch && held.pulled;
     this.#given.delete(workflowId);
-    this.#held.set(workflowId, { epoch: lease.epoch, until: asked + lease.ttlMs, pulled });
+    clearTimeout(held?.deadline);
+    const entry = { epoch: lease.epoch, until, pulled, deadline: null };
+    // The run stops here before the lease can end on the server, renewed or not.
+    entry.deadline = setTimeout(() => this.#expire(workflowId, entry), until - this.#margin() - performance.now());
+    entry.deadline.unref?.();
+    this.#held.set(workflowId, entry);
     return pulled ? 'held' : 'pull';
+  }
+
+  /** How long before a lease's end by this device's clock its run stops: a tenth of the lease. */
+  #margin() {
+    return Math.floor(this.#settings.ttlMs / 10);
+  }
+
+  #expire(workflowId, entry) {
+    if (this.#held.get(workflowId) !== entry) return;
+    this.#drop(workflowId);
+    this.#onLost(workflowId);
   }
 
   /** Marks the server's events as pulled under the held lease: the run may go on here. */
@@ -91,6 +115,7 @@ export class LeaseKeeper {
   async release(workflowId) {
     const held = this.#held.get(workflowId);
     if (!held) return;
+    clearTimeout(held.deadline);
     this.#held.delete(workflowId);
     this.#given.set(workflowId, held.epoch);
     try {
@@ -102,27 +127,31 @@ export class LeaseKeeper {
 
   /** Forgets the leases held, without giving them up (another engine of this device takes them on). */
   forget() {
+    this.#generation += 1;
+    for (const held of this.#held.values()) clearTimeout(held.deadline);
     this.#held.clear();
   }
 
-  /** Stops renewing, and gives up the leases still held. */
+  /**
+   * Stops renewing. The leases held are left to expire, not given up: a run's last events may
+   * not be pushed yet, and another device must not take the run before they are.
+   */
   stop() {
     clearInterval(this.#timer);
-    return Promise.all([...this.#held.keys()].map((workflowId) => this.release(workflowId)));
+    this.forget();
   }
 
   #drop(workflowId) {
+    clearTimeout(this.#held.get(workflowId)?.deadline);
     this.#held.delete(workflowId);
     this.#given.delete(workflowId);
   }
 
+  /** Renews each lease held; one another device took stops its run (the deadline timer stops the rest). */
   async #renewAll() {
     for (const [workflowId, held] of [...this.#held]) {
-      const outcome = await this.take(workflowId);
-      if (outcome === 'elsewhere' || (outcome === 'unavailable' && performance.now() >= held.until)) {
-        this.#drop(workflowId);
-        this.#onLost(workflowId);
-      }
+      if (this.#held.get(workflowId) !== held) continue; // given up meanwhile
+      if ((await this.take(workflowId)) === 'elsewhere') this.#onLost(workflowId);
     }
   }
 
@@ -130,6 +159,8 @@ export class LeaseKeeper {
     const { url, token, namespace, fetch } = this.#settings;
     const response = await fetch(`${url}/v1/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/lease${path}`, {
       method: 'POST',
+      // A request that hangs (packets dropped) must not hold a renewal past its use.
+      signal: AbortSignal.timeout(Math.floor(this.#settings.ttlMs / 3)),
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });

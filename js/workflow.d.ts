@@ -228,6 +228,6 @@ export declare class WorkflowEngine {
    * option), or null.
    */
   readonly leases: (workflowId: string) => { holder: string; epoch: number } | null;
-  /** Stops this engine: its runs stay in the store where they are, for the next engine; it gives up the leases it holds. */
+  /** Stops this engine: its runs stay in the store where they are, for the next engine; its leases are left to expire. */
   stop(): Promise<void>;
 }
