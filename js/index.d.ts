@@ -229,8 +229,15 @@ export interface SyncOptions {
    * The lease on the server each workflow's push is made under (docs/servers.md, "Leases"), or
    * null for none. A push to a workflow the server holds leased by another holder, under an
    * older epoch or without its lease is not applied: it is reported in `conflicts` as FENCED.
+   * The function may return a Promise (as `engine.leases` of `runstore/workflow` does).
    */
-  leases?: ((workflowId: string) => { holder: string; epoch: number } | null | undefined) | null;
+  leases?: ((workflowId: string) => SyncLease | null | undefined | Promise<SyncLease | null | undefined>) | null;
+}
+
+/** The lease a push is made under: the holder's name and the epoch the server gave it. */
+export interface SyncLease {
+  holder: string;
+  epoch: number;
 }
 
 /** What `onProgress` is told. */

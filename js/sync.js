@@ -108,12 +108,26 @@ function sleep(ms, signal) {
   });
 }
 
+/** The tail of each store object's passes: a pass waits for the one before it on the same store. */
+const passesOf = new WeakMap();
+
+/**
+ * One pass, after the passes already asked for on the same store object (an app's live sync
+ * and a workflow engine's passes, say): two at once would save the same heads, and one would
+ * fail with CONFLICT.
+ */
+function syncPass(store, settings, checkConflicts) {
+  const pass = (passesOf.get(store) ?? Promise.resolve()).then(() => passNow(store, settings, checkConflicts));
+  passesOf.set(store, pass.catch(() => {}));
+  return pass;
+}
+
 /**
  * One pass: push what changed here since the last pass (and, with `checkConflicts`, try the
  * workflows apart from the server again, reporting those still apart), then pull what changed
  * there.
  */
-async function syncPass(store, settings, checkConflicts) {
+async function passNow(store, settings, checkConflicts) {
   const state = await SyncState.load(store, settings);
   const summary = { pushed: { workflows: 0, events: 0 }, pulled: { workflows: 0, events: 0 }, conflicts: [], cursor: state.cursor };
   const conflicted = new Set();
@@ -171,7 +185,7 @@ async function pushWorkflow(store, settings, state, workflow) {
   // A tombstone at head 0 (a push's answer may have been lost before the purge): the new
   // events go to the server only if it holds nothing under this id.
   if (workflow.state === 'purged' && workflow.syncedHead > 0) return purgedConflict(workflow.syncedHead);
-  const lease = settings.leaseOf(workflowId);
+  const lease = await settings.leaseOf(workflowId);
   let pushed = 0;
   let limit = PUSH_EVENTS;
   for (;;) {
@@ -606,11 +620,11 @@ export function readOptions(options) {
   return { url: base.href.replace(/\/+$/, ''), token, namespace, signal, live, restorePurged, onProgress: report, fetch, leaseOf };
 }
 
-/** The lease `leases(workflowId)` says a push of the workflow is made under: `{ holder, epoch }`, or null for none. */
-function readLease(leases, workflowId, invalid) {
+/** The lease `leases(workflowId)` says (or resolves to) a push of the workflow is made under: `{ holder, epoch }`, or null for none. */
+async function readLease(leases, workflowId, invalid) {
   let lease;
   try {
-    lease = leases(workflowId);
+    lease = await leases(workflowId);
   } catch (error) {
     throw invalid('leases', `threw for workflow ${workflowId}: ${error?.message ?? error}`);
   }

@@ -15,7 +15,7 @@ import { asStored, cancellation, withValue, workflowFailure } from './workflow-e
 import { RunDriver } from './workflow-run.js';
 import { StepBodies, Timers } from './workflow-bodies.js';
 import { noticesOf } from './workflow-notices.js';
-import { serially } from './workflow-task.js';
+import { oneAfterAnother, serially } from './workflow-task.js';
 import { WorkflowHandle } from './workflow-handle.js';
 import { LeaseKeeper, readLeaseOptions } from './workflow-leases.js';
 
@@ -25,9 +25,13 @@ const INBOX = Object.freeze({ namespace: 'runstore.workflow', taskQueue: 'inbox'
 const INBOX_MAX_ATTEMPTS = 1_000_000;
 /** The checkpoint that names this store's device (the runs it started are the ones it runs). */
 const DEVICE_CHECKPOINT = 'runstore.workflow.device';
+/** The checkpoints that keep the epoch of the last lease this device took on each workflow (with `leases`). */
+const LEASE_CHECKPOINT = 'runstore.workflow.lease/';
 /** How many rows one claim takes, and how often the inbox is read when no notice came. */
 const CLAIM_LIMIT = 100;
 const INBOX_POLL_MS = 2_000;
+/** How long an engine's own sync pass (with `leases`) may take before it is given up. */
+const SYNC_PASS_MS = 60_000;
 /** How many runs load at once when an engine starts. */
 const LOADS_AT_ONCE = 8;
 const PAGE = { limit: 1000 };
@@ -63,6 +67,18 @@ export class WorkflowEngine {
   #ending = new Set();
   /** Runs whose copy here is apart from the server's (a pull after a take found a conflict): not asked for again by this engine. */
   #diverged = new Set();
+  /** Of the runs of another device, the open ones whose lease this engine asks for: their inbox rows wait. */
+  #awaitingLease = new Set();
+  /**
+   * One sync pass at a time, for the engine's pulls and last pushes; a pass that hangs is
+   * given up (passes on a store run one after another, and what it pulled is kept).
+   */
+  #syncPass = oneAfterAnother(async () => {
+    const { url, token, namespace, fetch, ttlMs } = this.#leaseOptions;
+    const { syncStore } = await import('./sync.js');
+    const signal = AbortSignal.timeout(Math.max(SYNC_PASS_MS, ttlMs));
+    return syncStore(this.#store, { url, token, namespace, fetch, signal, leases: this.leases });
+  });
   device = null;
   bodies = new StepBodies();
   timers = new Timers();
@@ -113,7 +129,7 @@ export class WorkflowEngine {
     const store = this.#store;
     this.device = await deviceOf(store);
     if (this.#leaseOptions) {
-      this.#keeper = new LeaseKeeper(this.#leaseOptions, this.device, (workflowId) => this.#lost(workflowId));
+      this.#keeper = new LeaseKeeper(this.#leaseOptions, this.device, leaseEpochs(store), (workflowId) => this.#lost(workflowId));
       // Runs another device holds are asked for again: its lease may have expired.
       this.#leaseTick = setInterval(() => this.#onLeaseTick(), Math.floor(this.#leaseOptions.ttlMs / 3));
       this.#leaseTick.unref?.();
@@ -292,7 +308,7 @@ export class WorkflowEngine {
       runId: summary.runId,
       workflowType: summary.workflowType,
       origin,
-      runsHere: origin === null || origin === this.device,
+      runsHere: this.#keeper ? this.#keeper.holds(workflowId) : origin === null || origin === this.device,
       status: blocked ? 'blocked' : summary.status,
       startedAt: summary.startedAt,
       closedAt: summary.closedAt,
@@ -317,33 +333,41 @@ export class WorkflowEngine {
     await this.#pause();
     this.timers.close();
     this.#keeper?.stop();
+    await this.#syncPass.settled(); // the store is not synced under this engine's leases after it stopped
   }
 
   /**
    * With `options.leases`: the lease a push of `workflowId` goes under, for `store.sync`'s
    * `leases` option (null for a run this engine holds no lease on).
    */
-  leases = (workflowId) => this.#keeper?.leaseOf(workflowId) ?? null;
+  leases = async (workflowId) => (this.#keeper ? this.#keeper.leaseOf(workflowId) : null);
 
   /**
    * Whether this engine may run the workflow now: without leases, a run this device started;
    * with them, a run whose lease it holds, taken now if need be (`'pulled'`: taken from
-   * another device, whose pushes were pulled; read the run again).
+   * another device, whose pushes were pulled; read the run again). `'waiting'`: not now, but
+   * this engine asks for the lease again, and the run's messages wait for it.
    */
   async mayRun(workflowId, origin) {
     if (!this.#keeper) return origin === null || origin === this.device;
-    const outcome = await this.#keeper.take(workflowId);
+    if (this.#diverged.has(workflowId)) return false;
+    let outcome;
+    try {
+      outcome = await this.#keeper.take(workflowId);
+    } catch (error) {
+      this.report(error, workflowId); // the epoch taken could not be kept: asked for again later
+      return 'waiting';
+    }
     if (outcome === 'held') return true;
-    if (outcome !== 'pull') return false;
-    return (await this.#pullFor(workflowId)) ? 'pulled' : false;
+    if (outcome !== 'pull') return 'waiting';
+    if (await this.#pullFor(workflowId)) return 'pulled';
+    return this.#diverged.has(workflowId) ? false : 'waiting';
   }
 
-  /** One sync pass under the lease just taken: what the former holder pushed comes here first. */
+  /** A sync pass under the lease just taken: what the former holder pushed comes here first. */
   async #pullFor(workflowId) {
-    const { url, token, namespace, fetch } = this.#leaseOptions;
     try {
-      const { syncStore } = await import('./sync.js');
-      const summary = await syncStore(this.#store, { url, token, namespace, fetch, leases: this.leases });
+      const summary = await this.#syncPass();
       const conflict = summary.conflicts.find((error) => error.workflowId === workflowId);
       if (conflict) {
         // Written here past what the server has: this copy must not run, and the lease goes
@@ -366,13 +390,14 @@ export class WorkflowEngine {
   #lost(workflowId) {
     const driver = this.#drivers.get(workflowId);
     if (!driver) return;
-    driver.stop();
-    this.skipped(driver, 'its lease was lost', true);
+    driver.leaseLost();
+    this.skipped(driver, 'its lease was lost', true, true);
   }
 
   /**
-   * Every `ttlMs / 3`: pushes the ends of runs whose last push failed, and asks again for the
-   * open runs shown here as another device's, whose leases may have expired.
+   * Every `ttlMs / 3`: pushes the ends of runs whose last push failed, asks again for the open
+   * runs shown here as another device's, whose leases may have expired, and reads the inbox
+   * rows that wait for them.
    */
   async #onLeaseTick() {
     for (const workflowId of [...this.#ending]) {
@@ -383,24 +408,31 @@ export class WorkflowEngine {
       if (!this.#running) return;
       if (this.#diverged.has(workflowId)) continue;
       try {
-        if ((await this.#store.workflowSummary(workflowId)).status !== 'running') continue;
+        if ((await this.#store.workflowSummary(workflowId)).status !== 'running') {
+          this.#awaitingLease.delete(workflowId); // it ended elsewhere: its messages go nowhere
+          continue;
+        }
       } catch (error) {
         this.report(error, workflowId);
         continue;
       }
       this.#elsewhere.delete(workflowId);
       this.#skipped.delete(workflowId);
+      this.#awaitingLease.delete(workflowId);
       this.adopt(workflowId);
     }
+    this.#readInbox();
   }
 
   /** A run that ended here: its last events are pushed under its lease, which is then given up. */
   async #finished(workflowId) {
     if (!this.#keeper?.holds(workflowId)) return;
-    const { url, token, namespace, fetch } = this.#leaseOptions;
     try {
-      const { syncStore } = await import('./sync.js');
-      await syncStore(this.#store, { url, token, namespace, fetch, leases: this.leases });
+      const summary = await this.#syncPass();
+      // Fenced or apart from the server's copy: the end cannot be pushed under this lease, and
+      // a device whose copy agrees with the server's may take the run on.
+      const conflict = summary.conflicts.find((error) => error.workflowId === workflowId);
+      if (conflict) this.report(conflict, workflowId);
       await this.#keeper.release(workflowId);
     } catch (error) {
       // Kept, and renewed, until a later try pushes the events and gives it up.
@@ -419,9 +451,20 @@ export class WorkflowEngine {
     return items[0]?.data?.origin ?? null;
   }
 
-  /** Refuses a message to a run that another device runs: it would never be taken. */
+  /**
+   * Refuses a message to a run that another device runs: it would never be taken. With leases,
+   * that is a run whose lease another device holds, as far as this engine knows; a message to
+   * a run whose lease is not known to be elsewhere waits for this engine to take it.
+   */
   async #runsHere(workflowId, summary) {
-    if (this.#keeper?.holds(workflowId)) return;
+    if (this.#keeper) {
+      const holder = this.#keeper.holderElsewhere(workflowId);
+      if (holder === null) return;
+      throw new RunStoreError('CONFLICT', `workflow ${workflowId} runs on another device (${holder}), which holds its lease; signals and cancellations reach a run only where it runs`, {
+        entity: 'workflow',
+        id: workflowId,
+      });
+    }
     const origin = await this.#originOf(workflowId, summary);
     if (origin === null || origin === this.device) return;
     throw new RunStoreError('CONFLICT', `workflow ${workflowId} runs on another device (${origin}); signals and cancellations reach a run only where it runs`, {
@@ -474,6 +517,7 @@ export class WorkflowEngine {
     this.#drivers.clear();
     this.#skipped.clear();
     this.#elsewhere.clear();
+    this.#awaitingLease.clear();
     this.#loadQueue = [];
     this.bodies.abortAll();
     this.timers.cancelAll();
@@ -520,9 +564,10 @@ export class WorkflowEngine {
    * is shown: its visibility record, which sync does not carry, is written from its journal,
    * again whenever its journal changes.
    */
-  skipped(driver, reason, elsewhere = false) {
+  skipped(driver, reason, elsewhere = false, awaitingLease = false) {
     this.forget(driver);
     this.#skipped.add(driver.workflowId);
+    if (awaitingLease) this.#awaitingLease.add(driver.workflowId);
     if (elsewhere) {
       this.#elsewhere.add(driver.workflowId);
       this.#show(driver.workflowId);
@@ -607,6 +652,7 @@ export class WorkflowEngine {
     } catch {
       return this.settleRow(row, 'the inbox row is not a message of the workflow engine');
     }
+    if (this.#awaitingLease.has(row.workflowId)) return this.deferRow(row);
     if (this.#skipped.has(row.workflowId)) return this.settleRow(row, `workflow ${row.workflowId} is not run by this engine`);
     this.#driver(row.workflowId).receive({ ...row, message });
   }
@@ -616,6 +662,18 @@ export class WorkflowEngine {
     const { dispatchKey, claimToken } = row;
     const operation = reason === null ? { op: 'completeOutbox', dispatchKey, claimToken } : { op: 'failOutbox', dispatchKey, claimToken, reason };
     this.write({ operations: [operation] }).catch((error) => {
+      if (error?.code !== 'CONFLICT') this.report(error, row.workflowId);
+    });
+  }
+
+  /**
+   * Puts an inbox row back for later, its attempts unspent: its run waits for its lease, which
+   * this engine asks for again every `ttlMs / 3`.
+   */
+  deferRow(row) {
+    const { dispatchKey, claimToken, attempt } = row;
+    const visibleAfter = Date.now() + Math.floor(this.#leaseOptions.ttlMs / 3);
+    this.write({ operations: [{ op: 'retryOutbox', dispatchKey, claimToken, nextAttempt: attempt, visibleAfter }] }).catch((error) => {
       if (error?.code !== 'CONFLICT') this.report(error, row.workflowId);
     });
   }
@@ -762,6 +820,28 @@ async function deviceOf(store) {
       if (error?.code !== 'CONFLICT') throw error; // another tab made it first: read it
     }
   }
+}
+
+/** The epochs of the last leases this device took (with `leases`), kept in the store's checkpoints. */
+function leaseEpochs(store) {
+  const checkpointId = (workflowId) => LEASE_CHECKPOINT + workflowId;
+  const load = async (workflowId) => {
+    try {
+      return await store.loadCheckpoint(checkpointId(workflowId));
+    } catch (error) {
+      if (error?.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  };
+  return {
+    load: async (workflowId) => (await load(workflowId))?.state.epoch ?? null,
+    async save(workflowId, epoch) {
+      const stored = await load(workflowId);
+      const revision = stored ? stored.revision + 1 : 0;
+      const checkpoint = { checkpointId: checkpointId(workflowId), revision, state: { epoch }, updatedAt: Date.now() };
+      await store.compareAndSwapCheckpoint(checkpoint, stored ? stored.revision : null);
+    },
+  };
 }
 
 /**

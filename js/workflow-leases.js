@@ -6,7 +6,9 @@
 // lease another device holds is shown, not run; once that lease expires (its device went
 // away), the engine takes it, pulls what the other device pushed, and runs the run from there.
 // A renewal the server refuses, or none answered before the lease's end by this device's own
-// clock, stops the run here: another device may be running it.
+// clock, stops the run here: another device may be running it. The epoch of each lease taken
+// is kept in the store, so that a run's events recorded before a reload are still pushed
+// under the lease they were recorded under.
 import { RunStoreError } from './errors.js';
 
 /** The parts of `options.leases` the engine reads, checked; INVALID_INPUT naming the field. */
@@ -24,19 +26,25 @@ export function readLeaseOptions(options) {
 export class LeaseKeeper {
   #settings;
   #holder;
+  #epochs;
   #onLost;
   /** workflowId → { epoch, until (this device's monotonic clock), pulled, deadline (its timer) } */
   #held = new Map();
+  /** workflowId → the device that holds the lease, as the server last said (LEASE_HELD). */
+  #others = new Map();
   /** Raised by `forget`: a take answered after it stores nothing. */
   #generation = 0;
-  /** workflowId → the epoch of a lease given up here, which the server still admits pushes under until another device takes it. */
-  #given = new Map();
   #timer = null;
 
-  /** `onLost(workflowId)`: the lease may be another device's now; its run must stop here. */
-  constructor(settings, holder, onLost) {
+  /**
+   * `epochs`: `load(workflowId)` and `save(workflowId, epoch)` of the last epoch this device
+   * took, kept in the store. `onLost(workflowId)`: the lease may be another device's now; its
+   * run must stop here.
+   */
+  constructor(settings, holder, epochs, onLost) {
     this.#settings = settings;
     this.#holder = holder;
+    this.#epochs = epochs;
     this.#onLost = onLost;
     this.#timer = setInterval(() => this.#renewAll(), Math.floor(settings.ttlMs / 3));
     this.#timer.unref?.();
@@ -46,12 +54,14 @@ export class LeaseKeeper {
     return this.#settings;
   }
 
-  /** The lease a push of `workflowId` goes under (`store.sync`'s `leases` option), or null. */
-  leaseOf = (workflowId) => {
-    const held = this.#held.get(workflowId);
-    if (held) return { holder: this.#holder, epoch: held.epoch };
-    const epoch = this.#given.get(workflowId);
-    return epoch === undefined ? null : { holder: this.#holder, epoch };
+  /**
+   * The lease a push of `workflowId` goes under (`store.sync`'s `leases` option), or null: the
+   * one held, else the last one this device took (the server admits pushes under it until
+   * another device takes the lease).
+   */
+  leaseOf = async (workflowId) => {
+    const epoch = this.#held.get(workflowId)?.epoch ?? (await this.#epochs.load(workflowId));
+    return epoch === null ? null : { holder: this.#holder, epoch };
   };
 
   /** Whether this engine holds `workflowId`'s lease and has pulled what came before it. */
@@ -59,32 +69,46 @@ export class LeaseKeeper {
     return this.#held.get(workflowId)?.pulled === true;
   }
 
+  /** The device that holds `workflowId`'s lease, as the server last answered here, or null. */
+  holderElsewhere(workflowId) {
+    return this.#held.has(workflowId) ? null : (this.#others.get(workflowId) ?? null);
+  }
+
   /**
-   * Takes (or renews) `workflowId`'s lease. Resolves to `held` (and whether the server's events
-   * must be pulled before the run goes on here), or to `elsewhere` when another device holds it,
-   * or to `unavailable` when the server cannot be asked.
+   * Takes (or renews) `workflowId`'s lease. Resolves to `held`, or to `pull` when the events
+   * another device pushed under a lease since this device last held it must be pulled before
+   * the run goes on here, or to `elsewhere` when another device holds it, or to `unavailable`
+   * when the server cannot be asked. Rejects when the store cannot keep the new epoch.
    */
   async take(workflowId) {
     const held = this.#held.get(workflowId);
     const generation = this.#generation;
-    const asked = performance.now();
     let lease;
+    let known;
+    const asked = performance.now();
     try {
+      known = held ? held.epoch : await this.#epochs.load(workflowId);
       lease = await this.#call(workflowId, '', { holder: this.#holder, ...(held ? { epoch: held.epoch } : {}), ttlMs: this.#settings.ttlMs });
     } catch (error) {
       if (error.code === 'LEASE_HELD' || error.code === 'FENCED') {
+        if (typeof error.holder === 'string') this.#others.set(workflowId, error.holder);
         if (this.#held.get(workflowId) === held) this.#drop(workflowId);
         return 'elsewhere';
       }
       return 'unavailable';
     }
+    this.#others.delete(workflowId);
     // Given up or forgotten while the server answered: that answer is not this engine's lease.
     if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
     const until = asked + lease.ttlMs;
     // An answer that came too late to leave any of the lease by this device's clock is none.
     if (performance.now() >= until - this.#margin()) return 'unavailable';
-    const pulled = held?.epoch === lease.epoch && held.pulled;
-    this.#given.delete(workflowId);
+    // Under the first lease, or one this device held since, no other device ran the run.
+    const pulled = lease.epoch === 1 || (lease.epoch === known && (held ? held.pulled : true));
+    if (lease.epoch !== known) {
+      await this.#epochs.save(workflowId, lease.epoch);
+      if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
+    }
     clearTimeout(held?.deadline);
     const entry = { epoch: lease.epoch, until, pulled, deadline: null };
     // The run stops here before the lease can end on the server, renewed or not.
@@ -111,13 +135,12 @@ export class LeaseKeeper {
     if (held) held.pulled = true;
   }
 
-  /** Gives the lease up (the run ended and its events were pushed); its epoch is kept for later pushes. */
+  /** Gives the lease up (the run ended and its events were pushed); its epoch stays kept for later pushes. */
   async release(workflowId) {
     const held = this.#held.get(workflowId);
     if (!held) return;
     clearTimeout(held.deadline);
     this.#held.delete(workflowId);
-    this.#given.set(workflowId, held.epoch);
     try {
       await this.#call(workflowId, '/release', { holder: this.#holder, epoch: held.epoch });
     } catch {
@@ -144,7 +167,6 @@ export class LeaseKeeper {
   #drop(workflowId) {
     clearTimeout(this.#held.get(workflowId)?.deadline);
     this.#held.delete(workflowId);
-    this.#given.delete(workflowId);
   }
 
   /** Renews each lease held; one another device took stops its run (the deadline timer stops the rest). */
@@ -165,7 +187,11 @@ export class LeaseKeeper {
       body: JSON.stringify(body),
     });
     const answer = await response.json();
-    if (!response.ok) throw new RunStoreError(typeof answer?.code === 'string' ? answer.code : 'BACKEND', String(answer?.message ?? response.status), { httpStatus: response.status });
+    if (!response.ok) {
+      const code = typeof answer?.code === 'string' ? answer.code : 'BACKEND';
+      const holder = typeof answer?.holder === 'string' ? { holder: answer.holder } : {};
+      throw new RunStoreError(code, String(answer?.message ?? response.status), { httpStatus: response.status, ...holder });
+    }
     return answer;
   }
 }

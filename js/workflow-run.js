@@ -76,6 +76,7 @@ export class RunDriver {
     if (this.state === 'stopped') return;
     // Taken over from another device: what it pushed was pulled, and the run is read again.
     if (here === 'pulled') return this.#load();
+    if (here === 'waiting') return this.#skip('its lease is held by another device or cannot be taken now', true, true);
     if (!here) return this.#skip('the run belongs to another device', true);
     const exec = new Execution(this, {
       workflowId: this.workflowId,
@@ -161,12 +162,25 @@ export class RunDriver {
     this.#settle();
   }
 
-  #skip(reason, elsewhere = false) {
+  /** Not this engine's to run; `awaitingLease`: not yet, and the held rows wait for it in the inbox. */
+  #skip(reason, elsewhere = false, awaitingLease = false) {
     this.state = 'skipped';
     this.reason = reason;
-    this.#settleRows(reason);
-    this.#engine.skipped(this, reason, elsewhere);
+    if (awaitingLease) {
+      for (const row of this.#rows.values()) this.#engine.deferRow(row);
+      this.#rows.clear();
+    } else {
+      this.#settleRows(reason);
+    }
+    this.#engine.skipped(this, reason, elsewhere, awaitingLease);
     this.#settle();
+  }
+
+  /** Stops for good because the run's lease may be another device's now: the held rows go back to the inbox. */
+  leaseLost() {
+    this.stop();
+    for (const row of this.#rows.values()) this.#engine.deferRow(row);
+    this.#rows.clear();
   }
 
   /** Stops for good (the engine stopped or lost its lead): nothing more is written. */

@@ -48,3 +48,26 @@ export function serially(task) {
     }
   };
 }
+
+/**
+ * Makes `task` run one at a time, each ask answered by a run that starts after it: asks made
+ * while it runs share the one run that follows, and its result. Returns the function that
+ * asks; its `settled()` resolves once the runs asked for so far have ended.
+ */
+export function oneAfterAnother(task) {
+  let tail = Promise.resolve();
+  let next = null;
+  const ask = () => {
+    if (next) return next;
+    const run = tail.then(() => {
+      next = null;
+      return task();
+    });
+    next = run;
+    tail = run.catch(() => {});
+    return run;
+  };
+  /** Resolves once the runs asked for so far have ended. */
+  ask.settled = () => tail;
+  return ask;
+}

@@ -138,9 +138,12 @@ export interface WorkflowDescription {
   workflowId: string;
   runId: string | null;
   workflowType: string | null;
-  /** The device (`WorkflowEngine#device`) whose engine runs the current run; null: any. */
+  /** The device (`WorkflowEngine#device`) that started the current run, whose engine runs it unless engines have `leases`; null: any. */
   origin: string | null;
-  /** Whether this store's engine runs it (else it was started on another device and pulled by sync). */
+  /**
+   * Whether this store's engine runs it (else it was started on another device and pulled by
+   * sync); with `leases`, whether this engine holds the run's lease now.
+   */
   runsHere: boolean;
   /** `blocked`: its code no longer replays its history (NON_DETERMINISM, in `failureReason`). */
   status: 'running' | 'completed' | 'failed' | 'cancelled' | 'blocked' | 'pending' | 'paused' | 'continuedAsNew';
@@ -206,7 +209,8 @@ export declare class WorkflowEngine {
   handle<O = any>(workflowId: string): WorkflowHandle<O>;
   /**
    * Sends signal `name`, kept once per `signalId`. NOT_FOUND for an unknown workflow, CONFLICT
-   * for a run of another device.
+   * for a run of another device (with `leases`: one whose lease another device holds, as this
+   * engine last heard; a run whose lease is not held here yet gets it once it is).
    */
   signal(workflowId: string, name: string, payload?: unknown, options?: { signalId?: string }): Promise<SignalOutcome>;
   /**
@@ -225,9 +229,10 @@ export declare class WorkflowEngine {
   describe(workflowId: string): Promise<WorkflowDescription>;
   /**
    * With `options.leases`: the lease a push of the workflow goes under (`store.sync`'s `leases`
-   * option), or null.
+   * option): the one held, else the last this device took (its epoch is kept in the store), or
+   * null.
    */
-  readonly leases: (workflowId: string) => { holder: string; epoch: number } | null;
+  readonly leases: (workflowId: string) => Promise<{ holder: string; epoch: number } | null>;
   /** Stops this engine: its runs stay in the store where they are, for the next engine; its leases are left to expire. */
   stop(): Promise<void>;
 }

@@ -4,7 +4,7 @@
 // device, whose network then goes (no renewal, no release), stops there once its lease ends by
 // that device's clock; the other device takes it over once the lease has expired on the
 // server, pulls what the first pushed and finishes it; the first device, back, does not run it
-// again, and its pushes under the old lease are fenced.
+// again. Signals wait for a run's lease; epochs outlive a reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { syncStore } from '../../js/sync.js';
@@ -40,17 +40,24 @@ async function until(check, what, timeoutMs = 20_000) {
   }
 }
 
-/** A device: its store, a fetch its network can be cut from, and an engine with leases. */
-async function device(name, workflows) {
-  const network = { up: true };
-  const fetch = (...args) => (network.up ? globalThis.fetch(...args) : Promise.reject(new TypeError(`${name} is offline`)));
+/**
+ * A device: its store, a network that can go down (requests fail at once) or hang (requests
+ * are never answered, until their signal aborts them), and an engine with leases.
+ */
+async function device(name, workflows, ttlMs = TTL_MS) {
+  const network = { state: 'up' };
+  const fetch = (url, init) => {
+    if (network.state === 'up') return globalThis.fetch(url, init);
+    if (network.state === 'down') return Promise.reject(new TypeError(`${name} is offline`));
+    return new Promise((resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal.reason)));
+  };
   const store = await openMemoryStore(name);
   const errors = [];
   const start = () =>
     WorkflowEngine.start(store, {
       workflows,
-      leases: { url: settings.url, token: TOKEN, namespace: NAMESPACE, ttlMs: TTL_MS, fetch },
-      onError: (error) => { if (process.env.DEBUG_LEASES) console.log('engine error', name, error); errors.push(error?.code ?? String(error)); },
+      leases: { url: settings.url, token: TOKEN, namespace: NAMESPACE, ttlMs, fetch },
+      onError: (error) => errors.push(error?.code ?? String(error)),
     });
   const sync = (engine) => syncStore(store, { url: settings.url, token: TOKEN, namespace: NAMESPACE, fetch, leases: engine?.leases ?? null });
   return { name, network, store, errors, start, sync };
@@ -61,60 +68,152 @@ async function serverLease(workflowId) {
   return (await response.json()).lease;
 }
 
-test('a run whose device went away is taken over once its lease expires and finishes on the other device; the first device stops it by its own clock and never runs it again', async () => {
-  const calls = [];
-  // The same workflow on each device; its bodies say which device ran them.
-  const flowOn = (name) =>
-    defineWorkflow('handover', async (ctx) => {
-      const one = await ctx.step('one', () => {
-        calls.push(['one', name]);
-        return name;
+/** The errors an engine reported, but for the server out of reach and runs not found. */
+const unexpected = (...devices) => devices.flatMap((d) => d.errors).filter((code) => code !== 'NOT_FOUND' && code !== 'UNAVAILABLE');
+
+for (const cut of ['down', 'hanging']) {
+  test(`a run whose device went away (network ${cut}) is taken over once its lease expires: the other device pulls what the first pushed, finishes the run, and the first, stopped by its own clock, never runs it again`, async () => {
+    const calls = [];
+    // The same workflow on each device; its bodies say which device ran them.
+    const flowOn = (name) =>
+      defineWorkflow('handover', async (ctx) => {
+        const body = (step) => () => {
+          calls.push([step, name]);
+          return name;
+        };
+        const one = await ctx.step('one', body('one'));
+        await ctx.sleep('gap1', 1_000);
+        const two = await ctx.step('two', body('two'));
+        await ctx.sleep('gap2', 2_000);
+        const three = await ctx.step('three', body('three'));
+        return { one, two, three };
       });
-      await ctx.sleep('gap', 2_000);
-      const two = await ctx.step('two', () => {
-        calls.push(['two', name]);
-        return name;
-      });
-      return { one, two };
-    });
-  const a = await device('a', [flowOn('a')]);
-  const b = await device('b', [flowOn('b')]);
+    const id = `handover-${cut}`;
+    const a = await device('a', [flowOn('a')]);
+    const b = await device('b', [flowOn('b')]);
+    const engineA = await a.start();
+    await engineA.start('handover', { id });
+    const waitingOn = (name) => until(async () => (await engineA.describe(id)).waiting?.startsWith(`sleep ${name}`) && true, `the run to sleep on ${name} on device a`);
+    await waitingOn('gap1');
+    const lease = await serverLease(id);
+    assert.deepEqual([lease?.holder, lease?.epoch, lease?.live], [engineA.device, 1, true], 'device a holds the run');
+    // Device b has the run as far as its first step; device a pushes its second step, then
+    // its network goes (no renewal, no release) while its engine goes on.
+    assert.deepEqual((await a.sync(engineA)).conflicts, []);
+    await b.sync(null);
+    await waitingOn('gap2');
+    assert.deepEqual((await a.sync(engineA)).conflicts, []);
+    a.network.state = cut;
+    // Device b starts its engine: a's lease still holds on the server, so b shows the run and
+    // asks again until the lease has expired, then takes it (epoch 2) and pulls the second
+    // step before it runs the third (without that pull it would run the second step again).
+    const engineB = await b.start();
+    assert.equal((await serverLease(id)).holder, engineA.device, "device b started while a's lease held");
+    const result = await until(async () => {
+      const d = await engineB.describe(id).catch(() => null);
+      return d?.status === 'completed' && (await engineB.result(id));
+    }, 'device b to finish the run');
+    assert.deepEqual(result, { one: 'a', two: 'a', three: 'b' });
+    // Device a's engine ran on through the sleep, cut off: it stopped the run when its lease
+    // ended by its own clock, so the third step ran once, on b.
+    assert.deepEqual(calls, [['one', 'a'], ['two', 'a'], ['three', 'b']]);
+    const afterRun = await until(async () => {
+      const l = await serverLease(id);
+      return l?.live === false && l;
+    }, 'device b to give the lease up after pushing the end');
+    assert.deepEqual([afterRun.holder, afterRun.epoch], [engineB.device, 2]);
+
+    // Device a's network comes back: its engine asks for the run again, pulls its end, and
+    // runs nothing again.
+    a.network.state = 'up';
+    await until(async () => (await a.store.workflowSummary(id)).status === 'completed', 'device a to pull the end of the run');
+    await sleep(TTL_MS);
+    assert.deepEqual(calls, [['one', 'a'], ['two', 'a'], ['three', 'b']], 'device a ran nothing again');
+    await engineA.stop();
+    await engineB.stop();
+    assert.deepEqual(unexpected(a, b), []);
+  });
+}
+
+test('a signal sent while a run waits for its lease waits with it, and reaches the run once the lease is taken; one sent while another device is known to hold the lease is refused', async () => {
+  const flow = defineWorkflow('approval', async (ctx) => {
+    const go = await ctx.waitForSignal('go');
+    const early = await ctx.waitForSignal('early');
+    return ctx.step('record', () => [early, go]);
+  });
+  const ttlMs = 3_000;
+  const a = await device('a', [flow], ttlMs);
+  const b = await device('b', [flow], ttlMs);
   const engineA = await a.start();
-  await engineA.start('handover', { id: 'r1' });
-  await until(async () => (await engineA.describe('r1')).waiting?.startsWith('sleep'), 'the run to sleep on device a');
-  const lease = await serverLease('r1');
-  assert.deepEqual([lease?.holder, lease?.epoch, lease?.live], [engineA.device, 1, true], 'device a holds the run');
+  await engineA.start('approval', { id: 'sig-1' });
+  await until(async () => (await engineA.describe('sig-1')).waiting?.endsWith(' go'), 'the run to wait for its signal on device a');
   assert.deepEqual((await a.sync(engineA)).conflicts, []);
-
-  // Device a's network goes (no renewal, no release) while its engine goes on. Device b pulls
-  // the run, then starts its engine (on runstore/core an engine hears of its own commits, not
-  // of a sync's): a's lease still holds on the server, so b shows the run and asks again until
-  // the lease has expired, then takes it, pulls, and runs the rest when the sleep ends.
-  a.network.up = false;
   await b.sync(null);
+  // Device a goes away holding the lease; device b, offline too, cannot ask for it.
+  a.network.state = 'down';
+  b.network.state = 'down';
+  // One signal sent as b's engine starts (held by the run as it loads), one once the run was
+  // found waiting for its lease (read from the inbox then): both wait in the inbox.
   const engineB = await b.start();
-  assert.equal((await serverLease('r1')).holder, engineA.device, "device b started while a's lease held");
-  const result = await until(async () => {
-    const d = await engineB.describe('r1').catch(() => null);
-    return d?.status === 'completed' && (await engineB.result('r1'));
-  }, 'device b to finish the run');
-  assert.deepEqual(result, { one: 'a', two: 'b' });
-  // Device a's engine ran on through the sleep, cut off: it stopped the run when its lease
-  // ended by its own clock, so the second step ran once, on b.
-  assert.deepEqual(calls, [['one', 'a'], ['two', 'b']]);
-  const afterRun = await until(async () => {
-    const l = await serverLease('r1');
-    return l?.live === false && l;
-  }, 'device b to give the lease up after pushing the end');
-  assert.deepEqual([afterRun.holder, afterRun.epoch], [engineB.device, 2]);
-
-  // Device a's network comes back: its engine asks for the run again, pulls its end, and runs
-  // nothing again.
-  a.network.up = true;
-  await until(async () => (await a.store.workflowSummary('r1')).status === 'completed', 'device a to pull the end of the run');
-  await sleep(TTL_MS);
-  assert.deepEqual(calls, [['one', 'a'], ['two', 'b']], 'device a ran nothing again');
+  await engineB.signal('sig-1', 'early', 'sent at start', { signalId: 'early-1' });
+  await sleep(500);
+  await engineB.signal('sig-1', 'go', 'approved on b', { signalId: 'go-1' });
+  // Device b back: the server says a holds the lease, and a signal sent now is refused.
+  b.network.state = 'up';
+  const refused = await until(async () => {
+    try {
+      await engineB.signal('sig-1', 'other', null, { signalId: `probe-${Date.now()}` });
+      return false;
+    } catch (error) {
+      return error;
+    }
+  }, "device b to hear that a holds the lease");
+  assert.equal(refused.code, 'CONFLICT');
+  assert.match(refused.message, new RegExp(engineA.device));
+  // Once a's lease expires, b takes the run over, and the signal sent while it waited is there.
+  const result = await until(async () => (await engineB.describe('sig-1').catch(() => null))?.status === 'completed' && engineB.result('sig-1'), 'device b to finish the run', 30_000);
+  assert.deepEqual(result, ['sent at start', 'approved on b']);
   await engineA.stop();
   await engineB.stop();
-  assert.deepEqual([...a.errors, ...b.errors].filter((code) => code !== 'NOT_FOUND' && code !== 'UNAVAILABLE'), []);
+  assert.deepEqual(unexpected(a, b), []);
+});
+
+test("a run's end recorded offline is pushed under its lease after a reload: the epoch is kept in the store", async () => {
+  const flow = defineWorkflow('short', async (ctx) => {
+    await ctx.step('one', () => 1);
+    await ctx.sleep('pause', 300);
+    return ctx.step('two', () => 2);
+  });
+  const a = await device('a', [flow], 3_000);
+  const engineA = await a.start();
+  await engineA.start('short', { id: 'reload-1' });
+  await until(async () => (await engineA.describe('reload-1')).waiting?.startsWith('sleep'), 'the run to sleep');
+  assert.deepEqual((await a.sync(engineA)).conflicts, []);
+  // The network goes before the run ends: its end cannot be pushed, and the lease is not given up.
+  a.network.state = 'down';
+  assert.equal(await engineA.result('reload-1'), 2);
+  await engineA.stop();
+  // The page reloads: a new engine on the same store, which holds no lease in memory. The
+  // app's sync pushes the end under the epoch kept in the store (without it: FENCED).
+  a.network.state = 'up';
+  const reloaded = await a.start();
+  const summary = await a.sync(reloaded);
+  assert.deepEqual(summary.conflicts, []);
+  assert.ok(summary.pushed.events > 0, 'the end was pushed');
+  const b = await device('b', []);
+  await b.sync(null);
+  assert.equal((await b.store.workflowSummary('reload-1')).status, 'completed');
+  await reloaded.stop();
+  assert.deepEqual(unexpected(a), []);
+});
+
+test("passes on one store at once (an app's live sync beside an engine's) run one after another: none fails with CONFLICT", async () => {
+  const a = await device('a', []);
+  for (let n = 0; n < 20; n++) await a.store.append(`together-${n}`, [{ type: 'custom', name: 'local', recordedAt: n, data: { n } }], 0);
+  const summaries = await Promise.all([a.sync(null), a.sync(null), a.sync(null)]);
+  assert.equal(summaries.reduce((sum, s) => sum + s.pushed.workflows, 0), 20, 'each workflow pushed once');
+  assert.deepEqual(summaries.flatMap((s) => s.conflicts), []);
+  const b = await device('b', []);
+  await b.sync(null);
+  for (let n = 0; n < 20; n++) assert.equal(await b.store.head(`together-${n}`), 1);
 });
