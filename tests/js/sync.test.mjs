@@ -3,7 +3,8 @@
 // starts a throwaway cluster). Both write offline, then sync; a workflow written on both sides
 // surfaces as SEQUENCE_CONFLICT with both heads; the server killed mid-sync and restarted
 // loses and duplicates nothing; a wrong or missing token changes nothing; a live sync follows
-// the other profile's writes.
+// the other profile's writes; leases fence pushes, and runstore/workflow hands a run over from
+// a page gone offline to another.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
@@ -518,4 +519,50 @@ test("a workflow the server holds leased by another device is reported FENCED an
     { code: 'FENCED', workflowId: 'leased-1', holder: 'laptop', epoch: 1, currentHolder: 'phone', currentEpoch: 2 },
   );
   assert.deepEqual(await serverHistory('leased-1'), [[1, 'l1'], [2, 'l2']], 'the fenced push wrote nothing');
+});
+
+test('runstore/workflow with leases in Chromium: a run whose page goes offline stops there by its own clock, and the other page takes it over once the lease expires, pulls its first step and finishes it', async () => {
+  server ??= await startSyncServer(settings);
+  const target = { url: settings.url, token: TOKEN, namespace: NAMESPACE };
+  const pages = { a: await PageClient.open('lease-a', TEST_APP), b: await PageClient.open('lease-b', TEST_APP) };
+  /** Calls `fn` of the page's src/leases-page.js. */
+  const call = (name, fn, ...args) => pages[name].page.evaluate(async ({ fn, args }) => (await window.leasesPage())[fn](...args), { fn, args });
+  const until = async (check, what) => {
+    const end = Date.now() + 30_000;
+    for (let value; !(value = await check()); await new Promise((resolve) => setTimeout(resolve, 50))) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    }
+  };
+  const id = 'page-handover';
+  try {
+    const deviceA = await call('a', 'startEngine', 'a', target, 1_500);
+    await call('a', 'startRun', id);
+    await until(async () => (await call('a', 'describe', id)).waiting === 'sleep gap', 'the run to sleep on page a');
+    assert.deepEqual(await call('a', 'sync', target), []);
+    const { lease } = (await api(`workflows/${id}/lease`)).body;
+    assert.deepEqual([lease.holder, lease.epoch, lease.live], [deviceA, 1, true]);
+
+    // Page a goes offline (the browser's own emulation: every request fails) during the sleep;
+    // page b, which never synced, starts its engine: it cannot have the run before it pulls.
+    await pages.a.page.context().setOffline(true);
+    const deviceB = await call('b', 'startEngine', 'b', target, 1_500);
+    await pages.b.page.evaluate((target) => window.store.sync(target), target);
+    await until(async () => (await call('b', 'describe', id).catch(() => null))?.status === 'completed', 'page b to finish the run');
+    assert.deepEqual(await call('b', 'result', id), { one: 'a', two: 'b' });
+    assert.deepEqual(await call('a', 'ranHere'), [['one', 'a']], 'page a stopped the run before its second step');
+    assert.deepEqual(await call('b', 'ranHere'), [['two', 'b']], 'page b ran only the second step');
+    await until(async () => (await api(`workflows/${id}/lease`)).body.lease?.live === false, 'page b to give the lease up');
+    const released = (await api(`workflows/${id}/lease`)).body.lease;
+    assert.deepEqual([released.holder, released.epoch], [deviceB, 2]);
+
+    // Page a back online: its engine asks for the run again and pulls its end; it runs nothing.
+    await pages.a.page.context().setOffline(false);
+    await until(async () => (await call('a', 'summary', id)).status === 'completed', 'page a to pull the end');
+    assert.deepEqual(await call('a', 'ranHere'), [['one', 'a']]);
+  } finally {
+    for (const name of ['a', 'b']) {
+      await call(name, 'stop').catch(() => {});
+      await pages[name].close();
+    }
+  }
 });

@@ -130,6 +130,8 @@ window.openTabEngine = async (name, tabName) => {
 /** How late the leader's durable timers fire for naps started in this tab (`[ms, lateMs]`). */
 window.napLateness = (durations, label) => napLateness(window.tab.engine, window.tab.store, durations, label);
 
+/** runstore/workflow with leases on the page's store (src/leases-page.js, tests/js/sync.test.mjs). */
+window.leasesPage = () => import('./leases-page.js');
 /** runstore/inspector mounted on a store (src/inspector-page.js, tests/js/inspector.test.mjs). */
 window.inspectorPage = () => import('./inspector-page.js');
 /** runstore/inspector on a sync server's namespace (src/inspector-sync-page.js, tests/js/inspector-sync.test.mjs). */
