@@ -13,8 +13,12 @@ const EVENTS_SHOWN = 500;
 /** Artifacts whose text is shown, up to this size. */
 const PREVIEW_BYTES = 16 * 1024;
 
-/** Whether this store's engine runs the workflow (runstore/workflow's origin rule). */
+/**
+ * Whether this store's engine may run the workflow: runstore/workflow's origin rule, or, for an
+ * engine with leases, any run (it takes the run's lease, or refuses a message with CONFLICT).
+ */
 export const runsHere = (engine, started) => {
+  if (engine?.usesLeases) return true;
   const origin = started?.data?.origin ?? null;
   return origin === null || origin === engine?.device;
 };

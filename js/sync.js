@@ -117,9 +117,25 @@ const passesOf = new WeakMap();
  * fail with CONFLICT.
  */
 function syncPass(store, settings, checkConflicts) {
-  const pass = (passesOf.get(store) ?? Promise.resolve()).then(() => passNow(store, settings, checkConflicts));
-  passesOf.set(store, pass.catch(() => {}));
+  const before = passesOf.get(store) ?? Promise.resolve();
+  const pass = settledOr(before, settings.signal).then(() => passNow(store, settings, checkConflicts));
+  // A pass whose signal ended its wait leaves the next one waiting for the pass before it.
+  passesOf.set(store, Promise.allSettled([before, pass]));
   return pass;
+}
+
+/** Resolves once `promise` (one that never rejects) settles; rejects with `signal`'s reason if it aborts first. */
+function settledOr(promise, signal) {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }
 
 /**

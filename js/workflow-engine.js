@@ -74,11 +74,23 @@ export class WorkflowEngine {
    * given up (passes on a store run one after another, and what it pulled is kept).
    */
   #syncPass = oneAfterAnother(async () => {
-    const { url, token, namespace, fetch, ttlMs } = this.#leaseOptions;
+    const { url, token, namespace, fetch } = this.#leaseOptions;
     const { syncStore } = await import('./sync.js');
-    const signal = AbortSignal.timeout(Math.max(SYNC_PASS_MS, ttlMs));
-    return syncStore(this.#store, { url, token, namespace, fetch, signal, leases: this.leases });
+    const stopping = this.#stopping.signal;
+    const cut = new AbortController();
+    const timer = setTimeout(() => cut.abort(new RunStoreError('UNAVAILABLE', `the workflow engine's sync pass took over ${SYNC_PASS_MS} ms`)), SYNC_PASS_MS);
+    const onStop = () => cut.abort(stopping.reason);
+    if (stopping.aborted) onStop();
+    stopping.addEventListener('abort', onStop, { once: true });
+    try {
+      return await syncStore(this.#store, { url, token, namespace, fetch, signal: cut.signal, leases: this.leases });
+    } finally {
+      clearTimeout(timer);
+      stopping.removeEventListener('abort', onStop);
+    }
   });
+  /** Aborted by `stop()`: the engine's sync pass, under way or waiting for another on the store, ends. */
+  #stopping = new AbortController();
   device = null;
   bodies = new StepBodies();
   timers = new Timers();
@@ -119,7 +131,7 @@ export class WorkflowEngine {
     try {
       await engine.#begin();
     } catch (error) {
-      engines.delete(store);
+      await engine.stop(); // its timers and listeners go with it
       throw error;
     }
     return engine;
@@ -333,7 +345,9 @@ export class WorkflowEngine {
     await this.#pause();
     this.timers.close();
     this.#keeper?.stop();
-    await this.#syncPass.settled(); // the store is not synced under this engine's leases after it stopped
+    // No pass of this engine goes on after it stopped, nor waits for another app's pass.
+    this.#stopping.abort(new RunStoreError('CANCELLED', 'the workflow engine stopped'));
+    await this.#syncPass.settled();
   }
 
   /**
@@ -364,6 +378,17 @@ export class WorkflowEngine {
     return this.#diverged.has(workflowId) ? false : 'waiting';
   }
 
+  /**
+   * Whether a step body of the workflow may start now: always without leases; with them, only
+   * while its lease holds by this device's clocks. One that no longer holds stops the run here
+   * (a device that slept, or a timer that came late, must not start a body past its lease).
+   */
+  mayStartBody(workflowId) {
+    if (!this.#keeper || this.#keeper.valid(workflowId)) return true;
+    this.#keeper.lapse(workflowId);
+    return false;
+  }
+
   /** A sync pass under the lease just taken: what the former holder pushed comes here first. */
   async #pullFor(workflowId) {
     try {
@@ -380,8 +405,7 @@ export class WorkflowEngine {
       this.#keeper.pulled(workflowId);
       return true;
     } catch (error) {
-      // CONFLICT: the app's own sync pass saved first; the next try pulls.
-      if (error?.code !== 'CONFLICT') this.report(error, workflowId);
+      if (!passWillBeTried(error)) this.report(error, workflowId);
       return false;
     }
   }
@@ -404,9 +428,8 @@ export class WorkflowEngine {
       this.#ending.delete(workflowId);
       this.#finished(workflowId);
     }
-    for (const workflowId of [...this.#elsewhere]) {
+    for (const workflowId of [...this.#awaitingLease]) {
       if (!this.#running) return;
-      if (this.#diverged.has(workflowId)) continue;
       try {
         if ((await this.#store.workflowSummary(workflowId)).status !== 'running') {
           this.#awaitingLease.delete(workflowId); // it ended elsewhere: its messages go nowhere
@@ -422,6 +445,8 @@ export class WorkflowEngine {
       this.adopt(workflowId);
     }
     this.#readInbox();
+    // On runstore/core no notice tells the engine of a sync's appends: the feed is read now.
+    this.#notices.committed();
   }
 
   /** A run that ended here: its last events are pushed under its lease, which is then given up. */
@@ -436,9 +461,14 @@ export class WorkflowEngine {
       await this.#keeper.release(workflowId);
     } catch (error) {
       // Kept, and renewed, until a later try pushes the events and gives it up.
-      if (error?.code !== 'CONFLICT' && error?.code !== 'UNAVAILABLE') this.report(error, workflowId);
-      this.#ending.add(workflowId);
+      if (!passWillBeTried(error)) this.report(error, workflowId);
+      if (!this.#stopped) this.#ending.add(workflowId);
     }
+  }
+
+  /** Whether the engine was started with `leases`: a run runs on whichever device holds its lease. */
+  get usesLeases() {
+    return this.#keeper !== null;
   }
 
   /** The device whose engine runs the workflow's current run (null: any). */
@@ -458,6 +488,9 @@ export class WorkflowEngine {
    */
   async #runsHere(workflowId, summary) {
     if (this.#keeper) {
+      if (this.#diverged.has(workflowId)) {
+        throw new RunStoreError('CONFLICT', `workflow ${workflowId} is not run here: this store's copy is apart from the sync server's`, { entity: 'workflow', id: workflowId });
+      }
       const holder = this.#keeper.holderElsewhere(workflowId);
       if (holder === null) return;
       throw new RunStoreError('CONFLICT', `workflow ${workflowId} runs on another device (${holder}), which holds its lease; signals and cancellations reach a run only where it runs`, {
@@ -568,6 +601,8 @@ export class WorkflowEngine {
     this.forget(driver);
     this.#skipped.add(driver.workflowId);
     if (awaitingLease) this.#awaitingLease.add(driver.workflowId);
+    // Taken, then found ended (its end pulled with the lease): nothing of it runs here.
+    else if (this.#keeper?.isHeld(driver.workflowId)) this.#keeper.release(driver.workflowId);
     if (elsewhere) {
       this.#elsewhere.add(driver.workflowId);
       this.#show(driver.workflowId);
@@ -731,8 +766,12 @@ export class WorkflowEngine {
     }
     if (change.areas.includes('journal')) {
       for (const workflowId of change.workflowIds) {
-        if (this.#elsewhere.has(workflowId)) this.#show(workflowId);
-        else this.adopt(workflowId);
+        if (!this.#elsewhere.has(workflowId)) this.adopt(workflowId);
+        else {
+          this.#show(workflowId);
+          // Another run under its id (a retry elsewhere) may need this engine: asked for at the next tick.
+          if (this.#keeper && !this.#diverged.has(workflowId)) this.#awaitingLease.add(workflowId);
+        }
       }
     }
     // An outbox write may have put a message in the inbox.
@@ -822,6 +861,14 @@ async function deviceOf(store) {
   }
 }
 
+/**
+ * Whether a sync pass of the engine's failed as passes do while the server is out of reach, or
+ * cut short by its time limit or the engine's stop (tried again, not reported).
+ */
+function passWillBeTried(error) {
+  return error?.code === 'UNAVAILABLE' || error?.code === 'CANCELLED' || error?.name === 'TimeoutError' || error?.name === 'AbortError';
+}
+
 /** The epochs of the last leases this device took (with `leases`), kept in the store's checkpoints. */
 function leaseEpochs(store) {
   const checkpointId = (workflowId) => LEASE_CHECKPOINT + workflowId;
@@ -862,7 +909,8 @@ export async function elsewhereRecord(store, workflowId, summary) {
     workflowType: summary.workflowType,
     status: summary.status,
     startTime: summary.startedAt,
-    closeTime: summary.closedAt,
+    // Started and ended by devices whose clocks differ: it closed no earlier than it started.
+    closeTime: summary.closedAt === null || summary.closedAt === undefined ? null : Math.max(summary.closedAt, summary.startedAt),
     failureReason: failed?.reason ?? null,
     head: summary.head,
     searchAttributes: {

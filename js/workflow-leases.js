@@ -11,6 +11,9 @@
 // under the lease they were recorded under.
 import { RunStoreError } from './errors.js';
 
+/** The longest lease: a timer of this device counts down to a tenth before its end, and timers end at 2^31 - 1 ms (about 24.8 days). */
+export const MAX_TTL_MS = 20 * 24 * 3_600_000;
+
 /** The parts of `options.leases` the engine reads, checked; INVALID_INPUT naming the field. */
 export function readLeaseOptions(options) {
   const invalid = (field, reason) => new RunStoreError('INVALID_INPUT', `options.leases.${field} ${reason}`, { field: `options.leases.${field}` });
@@ -18,7 +21,7 @@ export function readLeaseOptions(options) {
   if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw invalid('url', 'must be an absolute http(s) URL');
   if (typeof token !== 'string' || token === '') throw invalid('token', 'must be a non-empty string');
   if (typeof namespace !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(namespace)) throw invalid('namespace', "must be 1 to 64 ASCII letters, digits, '-', '_' or '.'");
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 300) throw invalid('ttlMs', 'must be an integer of 300 or more');
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 300 || ttlMs > MAX_TTL_MS) throw invalid('ttlMs', `must be an integer from 300 to ${MAX_TTL_MS}`);
   if (typeof fetch !== 'function') throw invalid('fetch', 'must be a function');
   return { url: url.replace(/\/+$/, ''), token, namespace, ttlMs, fetch };
 }
@@ -28,7 +31,10 @@ export class LeaseKeeper {
   #holder;
   #epochs;
   #onLost;
-  /** workflowId → { epoch, until (this device's monotonic clock), pulled, deadline (its timer) } */
+  /**
+   * workflowId → { epoch, until (this device's monotonic clock), untilWall (its wall clock),
+   * pulled, deadline (its timer) }
+   */
   #held = new Map();
   /** workflowId → the device that holds the lease, as the server last said (LEASE_HELD). */
   #others = new Map();
@@ -64,6 +70,11 @@ export class LeaseKeeper {
     return epoch === null ? null : { holder: this.#holder, epoch };
   };
 
+  /** Whether this engine holds `workflowId`'s lease (pulled or not). */
+  isHeld(workflowId) {
+    return this.#held.has(workflowId);
+  }
+
   /** Whether this engine holds `workflowId`'s lease and has pulled what came before it. */
   holds(workflowId) {
     return this.#held.get(workflowId)?.pulled === true;
@@ -78,7 +89,8 @@ export class LeaseKeeper {
    * Takes (or renews) `workflowId`'s lease. Resolves to `held`, or to `pull` when the events
    * another device pushed under a lease since this device last held it must be pulled before
    * the run goes on here, or to `elsewhere` when another device holds it, or to `unavailable`
-   * when the server cannot be asked. Rejects when the store cannot keep the new epoch.
+   * when the server cannot be asked. Rejects when the server refuses the request itself (a
+   * token without the namespace, say), or the store cannot keep the new epoch.
    */
   async take(workflowId) {
     const held = this.#held.get(workflowId);
@@ -86,6 +98,7 @@ export class LeaseKeeper {
     let lease;
     let known;
     const asked = performance.now();
+    const askedWall = Date.now();
     try {
       known = held ? held.epoch : await this.#epochs.load(workflowId);
       lease = await this.#call(workflowId, '', { holder: this.#holder, ...(held ? { epoch: held.epoch } : {}), ttlMs: this.#settings.ttlMs });
@@ -95,6 +108,9 @@ export class LeaseKeeper {
         if (this.#held.get(workflowId) === held) this.#drop(workflowId);
         return 'elsewhere';
       }
+      // Refused for what was asked (a token without the namespace, say): no later try does better.
+      const status = error?.httpStatus ?? 0;
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) throw error;
       return 'unavailable';
     }
     this.#others.delete(workflowId);
@@ -103,19 +119,40 @@ export class LeaseKeeper {
     const until = asked + lease.ttlMs;
     // An answer that came too late to leave any of the lease by this device's clock is none.
     if (performance.now() >= until - this.#margin()) return 'unavailable';
-    // Under the first lease, or one this device held since, no other device ran the run.
-    const pulled = lease.epoch === 1 || (lease.epoch === known && (held ? held.pulled : true));
+    // Under the epoch this device held last, or the first lease of a run it never held, no
+    // other device ran the run since; under any other (a later one, or a lower one after the
+    // server lost its leases), what the server holds comes first.
+    const pulled = lease.epoch === known ? (held ? held.pulled : true) : known === null && lease.epoch === 1;
     if (lease.epoch !== known) {
       await this.#epochs.save(workflowId, lease.epoch);
       if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
     }
     clearTimeout(held?.deadline);
-    const entry = { epoch: lease.epoch, until, pulled, deadline: null };
+    const entry = { epoch: lease.epoch, until, untilWall: askedWall + lease.ttlMs, pulled, deadline: null };
     // The run stops here before the lease can end on the server, renewed or not.
     entry.deadline = setTimeout(() => this.#expire(workflowId, entry), until - this.#margin() - performance.now());
     entry.deadline.unref?.();
     this.#held.set(workflowId, entry);
     return pulled ? 'held' : 'pull';
+  }
+
+  /**
+   * Whether `workflowId`'s lease is held and not near its end by either of this device's
+   * clocks: the monotonic one, which wall-clock steps do not move, and the wall clock, which
+   * goes on while the device sleeps (the monotonic clock stops with a suspended system, and a
+   * timer set before comes late). A step body starts only while this holds.
+   */
+  valid(workflowId) {
+    const held = this.#held.get(workflowId);
+    if (!held) return false;
+    const margin = this.#margin();
+    return performance.now() < held.until - margin && Date.now() < held.untilWall - margin;
+  }
+
+  /** Gives up a lease this device may no longer hold (a body was about to start past its end): its run stops here. */
+  lapse(workflowId) {
+    const held = this.#held.get(workflowId);
+    if (held) this.#expire(workflowId, held);
   }
 
   /** How long before a lease's end by this device's clock its run stops: a tenth of the lease. */
@@ -169,24 +206,56 @@ export class LeaseKeeper {
     this.#held.delete(workflowId);
   }
 
-  /** Renews each lease held; one another device took stops its run (the deadline timer stops the rest). */
-  async #renewAll() {
+  /**
+   * Renews every lease held, all at once (one after another, a slow server would make the last
+   * lapse), each with one renewal in flight at most; one another device took stops its run
+   * (the deadline timer stops the rest).
+   */
+  #renewAll() {
     for (const [workflowId, held] of [...this.#held]) {
-      if (this.#held.get(workflowId) !== held) continue; // given up meanwhile
-      if ((await this.take(workflowId)) === 'elsewhere') this.#onLost(workflowId);
+      if (held.renewing) continue;
+      held.renewing = true;
+      this.take(workflowId)
+        .then((outcome) => {
+          if (outcome === 'elsewhere') this.#onLost(workflowId);
+        })
+        .catch(() => {}) // the epoch is the held one: nothing to keep
+        .finally(() => {
+          held.renewing = false;
+        });
     }
   }
 
   async #call(workflowId, path, body) {
-    const { url, token, namespace, fetch } = this.#settings;
-    const response = await fetch(`${url}/v1/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/lease${path}`, {
-      method: 'POST',
-      // A request that hangs (packets dropped) must not hold a renewal past its use.
-      signal: AbortSignal.timeout(Math.floor(this.#settings.ttlMs / 3)),
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+    const { url, token, namespace, fetch, ttlMs } = this.#settings;
+    // A request that hangs (packets dropped) must not hold a renewal past its use, also with a
+    // fetch that does not heed its signal.
+    const timeoutMs = Math.floor(ttlMs / 3);
+    const controller = new AbortController();
+    let timer;
+    const timedOut = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new RunStoreError('UNAVAILABLE', `the lease request was not answered within ${timeoutMs} ms`);
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
     });
-    const answer = await response.json();
+    const exchange = async () => {
+      const response = await fetch(`${url}/v1/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/lease${path}`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { response, answer: await response.json() };
+    };
+    let response;
+    let answer;
+    try {
+      ({ response, answer } = await Promise.race([exchange(), timedOut]));
+    } finally {
+      clearTimeout(timer);
+    }
     if (!response.ok) {
       const code = typeof answer?.code === 'string' ? answer.code : 'BACKEND';
       const holder = typeof answer?.holder === 'string' ? { holder: answer.holder } : {};

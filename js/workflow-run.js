@@ -250,7 +250,7 @@ export class RunDriver {
   async runBody(exec, command) {
     // A commit that landed after this engine stopped (its tab no longer leads) starts nothing:
     // the next leader's engine runs the step.
-    if (exec.dead) return;
+    if (exec.dead || !this.#engine.mayStartBody(this.workflowId)) return;
     this.#bodies.add(command);
     const outcome = await this.#engine.bodies.run(command.key, command.attempt, command.body);
     if (exec.dead) return;
@@ -506,7 +506,8 @@ export class RunDriver {
       workflowType: exec.workflowType,
       status: continued ? 'running' : status,
       startTime: continued ? closed.next.startedAt : exec.startedAt,
-      closeTime: closed && !continued ? closed.closedAt : null,
+      // A run taken over from a device whose clock runs ahead closes no earlier than it started.
+      closeTime: closed && !continued ? Math.max(closed.closedAt, exec.startedAt) : null,
       failedStep: closed?.failedStep ?? null,
       failureReason: exec.blocked?.message ?? closed?.reason ?? null,
       head,

@@ -233,6 +233,8 @@ export declare class WorkflowEngine {
    * null.
    */
   readonly leases: (workflowId: string) => Promise<{ holder: string; epoch: number } | null>;
+  /** Whether the engine was started with `leases` (a run runs on whichever device holds its lease). */
+  readonly usesLeases: boolean;
   /** Stops this engine: its runs stay in the store where they are, for the next engine; its leases are left to expire. */
   stop(): Promise<void>;
 }

@@ -10,8 +10,10 @@
 # closed workflows purged, outbox rows claimed and completed through the server, checked on the
 # whole history at the end, SYNC_FAULT_ROUNDS and SYNC_FAULT_SEED make other runs;
 # tests/js/sync-controls.test.mjs: the checker fails on clients with known defects put back and
-# on a server that ignores claim tokens; tests/js/workflow-leases.test.mjs: two devices' engines
-# with leases, a run taken over once its device went away;
+# on a server that ignores claim tokens and the lease checker on one that ignores epochs;
+# tests/js/workflow-leases.test.mjs: two devices' engines with leases, a run taken over once its
+# device went away; tests/js/sync-leases-check.test.mjs: three device processes under leases
+# through faults, paused, cut off and with skewed clocks, checked on the whole history;
 # scripts/check-sync.sh runs the checker over many seeds). The sync at
 # 100,000 workflows is a benchmark, scripts/bench-sync-scale.sh. The test app
 # (scripts/build-test-app.sh, run by scripts/test-js.sh) is built here when missing or older
@@ -28,4 +30,4 @@ export RUNSTORE_SYNC_BIN="$PWD/target/debug/runstore-sync"
 RUNSTORE_PG_SETTINGS="-c fsync=off -c full_page_writes=off" source scripts/pg-cluster.sh
 cargo test --quiet --features server --test sync_server --test sync_processes
 node --test --test-concurrency=1 tests/js/sync.test.mjs tests/js/sync-scale.test.mjs tests/js/sync-faults.test.mjs \
-  tests/js/sync-controls.test.mjs tests/js/workflow-leases.test.mjs
+  tests/js/sync-controls.test.mjs tests/js/workflow-leases.test.mjs tests/js/sync-leases-check.test.mjs

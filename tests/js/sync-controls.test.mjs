@@ -10,6 +10,10 @@
 // - A server that ignores claim tokens: the checker's outbox calls go through a relay
 //   (tests/js/unfenced-relay.mjs) that rewrites each completion to the last token handed out,
 //   so a late worker's completion under a replaced token applies.
+// - A server that does not check lease epochs: the lease checker's devices
+//   (tests/js/sync-leases-check.test.mjs) push through a relay that rewrites each push to the
+//   lease the server holds, so a paused device's late push of a step lands after another
+//   device took the run over and ran that step.
 // Each patch names the exact text it replaces: a change of js/sync.js that removes it fails
 // here, rather than leaving a control that no longer puts the defect back.
 import { test } from 'node:test';
@@ -105,3 +109,25 @@ for (const control of CONTROLS) {
     }
   });
 }
+
+test('the lease checker fails on a server that does not check lease epochs', { timeout: 600_000 }, async () => {
+  const checker = fileURLToPath(new URL('./sync-leases-check.test.mjs', import.meta.url));
+  let run;
+  for (const seed of [2, 1, 3, 4, 5, 6]) {
+    run = await new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--test', checker], {
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined, LEASE_CHECK_UNFENCED: '1', LEASE_CHECK_SEED: String(seed) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk) => { output += chunk; });
+      child.stderr.on('data', (chunk) => { output += chunk; });
+      child.on('exit', (code) => resolve({ code, output, seed }));
+    });
+    if (run.code !== 0) break;
+  }
+  const failure = run.output.split('\n').filter((line) => /error:|^not ok/.test(line)).slice(0, 4).join('\n');
+  console.log(`# unchecked epochs (seed ${run.seed}): exit ${run.code}\n${failure.replace(/^/gm, '# ')}`);
+  assert.notEqual(run.code, 0, 'the lease checker passed a server that does not check epochs');
+  assert.match(run.output, /two owners advanced the run|go back to an older owner/);
+});

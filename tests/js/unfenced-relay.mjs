@@ -2,8 +2,10 @@
 // HTTP relay in front of the sync server that puts fencing out of force, as a server that
 // ignored claim tokens would. It remembers the last claim token each claim answer handed out
 // per dispatch key, and rewrites every outbox completion to carry that token, so a completion
-// under a replaced token applies. Anything the relay cannot pass on (the connection behind it
-// cut) cuts the caller's connection too, as the fault proxy does.
+// under a replaced token applies. With `leases` (tests/js/sync-leases-check.test.mjs), it also
+// rewrites every push made under a lease to carry the lease the server holds now, as a server
+// that did not check epochs would admit it. Anything the relay cannot pass on (the connection
+// behind it cut) cuts the caller's connection too, as the fault proxy does.
 import http from 'node:http';
 
 export class UnfencedRelay {
@@ -11,8 +13,9 @@ export class UnfencedRelay {
   /** dispatch key → the last claim token handed out for it. */
   #tokens = new Map();
 
-  constructor(target) {
+  constructor(target, { leases = false } = {}) {
     this.target = target;
+    this.leases = leases;
   }
 
   /** Starts listening on 127.0.0.1; resolves to the relay's URL. */
@@ -33,6 +36,7 @@ export class UnfencedRelay {
       parsed.claimToken = this.#tokens.get(parsed.dispatchKey) ?? parsed.claimToken;
       body = JSON.stringify(parsed);
     }
+    if (this.leases && request.url.endsWith('/push')) body = await this.#underHeldLease(request, body);
     const headers = { ...request.headers, 'content-length': String(Buffer.byteLength(body)) };
     const answer = await fetch(`${this.target}${request.url}`, { method: request.method, headers, body: request.method === 'GET' ? undefined : body });
     const text = await answer.text();
@@ -41,6 +45,17 @@ export class UnfencedRelay {
     }
     response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
     response.end(text);
+  }
+
+  /** The push's body with its lease replaced by the one the server holds on its workflow. */
+  async #underHeldLease(request, body) {
+    const parsed = JSON.parse(body);
+    if (!parsed.lease) return body;
+    const leaseUrl = `${this.target}${request.url.replace(/\/push$/, '')}/workflows/${encodeURIComponent(parsed.workflowId)}/lease`;
+    const answer = await fetch(leaseUrl, { headers: { authorization: request.headers.authorization } });
+    const { lease } = await answer.json();
+    if (lease) parsed.lease = { holder: lease.holder, epoch: lease.epoch };
+    return JSON.stringify(parsed);
   }
 
   async close() {

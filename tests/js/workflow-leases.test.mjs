@@ -123,10 +123,15 @@ for (const cut of ['down', 'hanging']) {
     }, 'device b to give the lease up after pushing the end');
     assert.deepEqual([afterRun.holder, afterRun.epoch], [engineB.device, 2]);
 
-    // Device a's network comes back: its engine asks for the run again, pulls its end, and
-    // runs nothing again.
+    // Device a's network comes back: its engine asks for the run again, takes the lease (epoch
+    // 3), pulls the run's end, gives the lease back, and runs nothing again.
     a.network.state = 'up';
     await until(async () => (await a.store.workflowSummary(id)).status === 'completed', 'device a to pull the end of the run');
+    const given = await until(async () => {
+      const l = await serverLease(id);
+      return l?.holder === engineA.device && !l.live && l;
+    }, 'device a to give back the lease of the ended run');
+    assert.equal(given.epoch, 3);
     await sleep(TTL_MS);
     assert.deepEqual(calls, [['one', 'a'], ['two', 'a'], ['three', 'b']], 'device a ran nothing again');
     await engineA.stop();
@@ -216,4 +221,18 @@ test("passes on one store at once (an app's live sync beside an engine's) run on
   const b = await device('b', []);
   await b.sync(null);
   for (let n = 0; n < 20; n++) assert.equal(await b.store.head(`together-${n}`), 1);
+});
+
+test('a pass waiting behind one that hangs ends when its signal aborts', async () => {
+  const a = await device('a', []);
+  await a.store.append('behind-1', [{ type: 'custom', name: 'local', recordedAt: 1, data: {} }], 0);
+  // A pass whose fetch never answers and heeds no signal: the pass after it waits.
+  const hung = syncStore(a.store, { url: settings.url, token: TOKEN, namespace: NAMESPACE, fetch: () => new Promise(() => {}) });
+  const started = performance.now();
+  await assert.rejects(
+    syncStore(a.store, { url: settings.url, token: TOKEN, namespace: NAMESPACE, signal: AbortSignal.timeout(300) }),
+    (error) => error.name === 'TimeoutError',
+  );
+  assert.ok(performance.now() - started < 5_000, 'the waiting pass ended with its signal');
+  void hung;
 });
