@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { FaultProxy } from './fault-proxy.mjs';
 import { openMemoryStore } from './node-store.mjs';
 import { NodeClient, PageClient } from './sync-clients.mjs';
-import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
+import { random, startSyncServer, startSyncServers } from './sync-server.mjs';
 
 // The client under test: the package's own, or (SYNC_CHECK_CLIENT, a file URL) a changed copy
 // that tests/js/sync-controls.test.mjs runs to show that the checker fails on a known defect.
@@ -63,27 +63,10 @@ let url;
 /** SYNC_CHECK_UNFENCED=1 (a negative control only): the outbox calls go through a relay that ignores claim tokens. */
 let relay = null;
 
-/** A pseudo-random sequence from a seed (mulberry32), so a failing run can be repeated. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const SEED = Number(process.env.SYNC_FAULT_SEED ?? 1234);
 
 before(async () => {
-  const schema = `sync_faults_${process.pid}`;
-  for (let i = 0; i < 2; i += 1) {
-    const settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE] }, schema);
-    servers.push({ settings, running: await startSyncServer(settings) });
-    // SQLite allows one process per file: the second server shares the first one's file.
-    if (!process.env.RUNSTORE_PG_URL) break;
-  }
+  servers.push(...(await startSyncServers({ [TOKEN]: [NAMESPACE] }, `sync_faults_${process.pid}`)));
   proxy = new FaultProxy(() => servers.filter((s) => s.running).map((s) => s.settings.port));
   url = `http://127.0.0.1:${await proxy.listen()}`;
   if (process.env.SYNC_CHECK_UNFENCED === '1') {

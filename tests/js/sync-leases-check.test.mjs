@@ -23,7 +23,7 @@ import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FaultProxy } from './fault-proxy.mjs';
-import { freePort, startSyncServer, syncServerSettings } from './sync-server.mjs';
+import { random, startSyncServer, startSyncServers } from './sync-server.mjs';
 
 const TOKEN = 'token-leases-check';
 const NAMESPACE = 'leases-check';
@@ -50,28 +50,10 @@ let url;
 let relay = null;
 const devices = [];
 
-/** A pseudo-random sequence from a seed (mulberry32), so a failing run can be repeated. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 before(async () => {
-  const schema = `leases_check_${process.pid}`;
-  for (let i = 0; i < 2; i += 1) {
-    const settings = syncServerSettings(await freePort(), { [TOKEN]: [NAMESPACE] }, schema);
-    servers.push({ settings, running: await startSyncServer(settings) });
-    // SQLite allows one process per file: the second server shares the first one's file.
-    if (!process.env.RUNSTORE_PG_URL) break;
-  }
+  servers.push(...(await startSyncServers({ [TOKEN]: [NAMESPACE] }, `leases_check_${process.pid}`)));
   proxy = new FaultProxy(() => servers.filter((s) => s.running).map((s) => s.settings.port));
   url = `http://127.0.0.1:${await proxy.listen()}`;
   if (process.env.LEASE_CHECK_UNFENCED === '1') {

@@ -59,3 +59,29 @@ export async function startSyncServer(settings) {
     },
   };
 }
+
+/**
+ * The sync servers of a checker: two processes on one PostgreSQL schema (RUNSTORE_PG_URL), or
+ * one on a SQLite file (SQLite allows one process per file). Each `{ settings, running }`.
+ */
+export async function startSyncServers(grants, schema) {
+  const servers = [];
+  for (let i = 0; i < 2; i += 1) {
+    const settings = syncServerSettings(await freePort(), grants, schema);
+    servers.push({ settings, running: await startSyncServer(settings) });
+    if (!process.env.RUNSTORE_PG_URL) break;
+  }
+  return servers;
+}
+
+/** A pseudo-random sequence from a seed (mulberry32), so a failing checker run can be repeated. */
+export function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
