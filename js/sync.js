@@ -120,7 +120,7 @@ function syncPass(store, settings, checkConflicts) {
   const before = passesOf.get(store) ?? Promise.resolve();
   const pass = settledOr(before, settings.signal).then(() => passNow(store, settings, checkConflicts));
   // A pass whose signal ended its wait leaves the next one waiting for the pass before it.
-  passesOf.set(store, Promise.allSettled([before, pass]));
+  passesOf.set(store, Promise.allSettled([before, pass]).then(() => {})); // holding no pass's summary
   return pass;
 }
 

@@ -385,7 +385,8 @@ export class WorkflowEngine {
    */
   mayStartBody(workflowId) {
     if (!this.#keeper || this.#keeper.valid(workflowId)) return true;
-    this.#keeper.lapse(workflowId);
+    if (this.#keeper.isHeld(workflowId)) this.#keeper.lapse(workflowId);
+    else this.#lost(workflowId);
     return false;
   }
 
@@ -402,7 +403,7 @@ export class WorkflowEngine {
         this.report(conflict, workflowId);
         return false;
       }
-      this.#keeper.pulled(workflowId);
+      await this.#keeper.pulled(workflowId);
       return true;
     } catch (error) {
       if (!passWillBeTried(error)) this.report(error, workflowId);
@@ -458,7 +459,8 @@ export class WorkflowEngine {
       // a device whose copy agrees with the server's may take the run on.
       const conflict = summary.conflicts.find((error) => error.workflowId === workflowId);
       if (conflict) this.report(conflict, workflowId);
-      await this.#keeper.release(workflowId);
+      // Not while another run under the id (a retry) runs here under the same lease.
+      if (!this.#drivers.has(workflowId)) await this.#keeper.release(workflowId);
     } catch (error) {
       // Kept, and renewed, until a later try pushes the events and gives it up.
       if (!passWillBeTried(error)) this.report(error, workflowId);
@@ -881,11 +883,15 @@ function leaseEpochs(store) {
     }
   };
   return {
-    load: async (workflowId) => (await load(workflowId))?.state.epoch ?? null,
-    async save(workflowId, epoch) {
+    /** `{ epoch, pulled }`, or null. */
+    async load(workflowId) {
+      const state = (await load(workflowId))?.state;
+      return state ? { epoch: state.epoch, pulled: state.pulled !== false } : null;
+    },
+    async save(workflowId, { epoch, pulled }) {
       const stored = await load(workflowId);
       const revision = stored ? stored.revision + 1 : 0;
-      const checkpoint = { checkpointId: checkpointId(workflowId), revision, state: { epoch }, updatedAt: Date.now() };
+      const checkpoint = { checkpointId: checkpointId(workflowId), revision, state: { epoch, pulled }, updatedAt: Date.now() };
       await store.compareAndSwapCheckpoint(checkpoint, stored ? stored.revision : null);
     },
   };

@@ -43,8 +43,8 @@ export class LeaseKeeper {
   #timer = null;
 
   /**
-   * `epochs`: `load(workflowId)` and `save(workflowId, epoch)` of the last epoch this device
-   * took, kept in the store. `onLost(workflowId)`: the lease may be another device's now; its
+   * `epochs`: `load(workflowId)` and `save(workflowId, { epoch, pulled })` of the last epoch
+   * this device took, and whether it pulled under it, kept in the store. `onLost(workflowId)`: the lease may be another device's now; its
    * run must stop here.
    */
   constructor(settings, holder, epochs, onLost) {
@@ -66,8 +66,8 @@ export class LeaseKeeper {
    * another device takes the lease).
    */
   leaseOf = async (workflowId) => {
-    const epoch = this.#held.get(workflowId)?.epoch ?? (await this.#epochs.load(workflowId));
-    return epoch === null ? null : { holder: this.#holder, epoch };
+    const epoch = this.#held.get(workflowId)?.epoch ?? (await this.#epochs.load(workflowId))?.epoch;
+    return epoch === undefined ? null : { holder: this.#holder, epoch };
   };
 
   /** Whether this engine holds `workflowId`'s lease (pulled or not). */
@@ -100,7 +100,7 @@ export class LeaseKeeper {
     const asked = performance.now();
     const askedWall = Date.now();
     try {
-      known = held ? held.epoch : await this.#epochs.load(workflowId);
+      known = held ? { epoch: held.epoch, pulled: held.pulled } : await this.#epochs.load(workflowId);
       lease = await this.#call(workflowId, '', { holder: this.#holder, ...(held ? { epoch: held.epoch } : {}), ttlMs: this.#settings.ttlMs });
     } catch (error) {
       if (error.code === 'LEASE_HELD' || error.code === 'FENCED') {
@@ -119,12 +119,12 @@ export class LeaseKeeper {
     const until = asked + lease.ttlMs;
     // An answer that came too late to leave any of the lease by this device's clock is none.
     if (performance.now() >= until - this.#margin()) return 'unavailable';
-    // Under the epoch this device held last, or the first lease of a run it never held, no
-    // other device ran the run since; under any other (a later one, or a lower one after the
-    // server lost its leases), what the server holds comes first.
-    const pulled = lease.epoch === known ? (held ? held.pulled : true) : known === null && lease.epoch === 1;
-    if (lease.epoch !== known) {
-      await this.#epochs.save(workflowId, lease.epoch);
+    // Under the epoch this device held last (and pulled under), or the first lease of a run it
+    // never held, no other device ran the run since; under any other (a later one, or a lower
+    // one after the server lost its leases), what the server holds comes first.
+    const pulled = lease.epoch === known?.epoch ? known.pulled : known === null && lease.epoch === 1;
+    if (lease.epoch !== known?.epoch) {
+      await this.#epochs.save(workflowId, { epoch: lease.epoch, pulled });
       if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
     }
     clearTimeout(held?.deadline);
@@ -167,9 +167,13 @@ export class LeaseKeeper {
   }
 
   /** Marks the server's events as pulled under the held lease: the run may go on here. */
-  pulled(workflowId) {
+  async pulled(workflowId) {
     const held = this.#held.get(workflowId);
-    if (held) held.pulled = true;
+    if (!held) return;
+    // Kept too: a device that takes this epoch back (after a reload, or once its entry lapsed)
+    // must not skip a pull it never finished.
+    await this.#epochs.save(workflowId, { epoch: held.epoch, pulled: true });
+    held.pulled = true;
   }
 
   /** Gives the lease up (the run ended and its events were pushed); its epoch stays kept for later pushes. */
@@ -217,7 +221,8 @@ export class LeaseKeeper {
       held.renewing = true;
       this.take(workflowId)
         .then((outcome) => {
-          if (outcome === 'elsewhere') this.#onLost(workflowId);
+          // A late answer to an older renewal does not stop a run under a newer lease.
+          if (outcome === 'elsewhere' && !this.#held.has(workflowId)) this.#onLost(workflowId);
         })
         .catch(() => {}) // the epoch is the held one: nothing to keep
         .finally(() => {

@@ -5,6 +5,7 @@
 // `skewMs`. It tells the checker, over IPC:
 // - `grant`: each lease answer it received (the epoch and the server's expiry);
 // - `effect`: each step body as it starts (the run, the step, the epoch held, the true time);
+// - `push`: each push the server admitted (the epoch it was sent under, the true time it was sent);
 // - `conflict`: each workflow a sync pass reported apart, with its code.
 // It takes `start` (a run), `network` (up or down) and `report` (a last pass, then the
 // histories it holds) from the checker.
@@ -21,8 +22,13 @@ Date.now = () => trueNow() + skewMs;
 const network = { up: true };
 async function deviceFetch(input, init) {
   if (!network.up) throw new TypeError(`${name} is cut off`);
+  const sentAt = trueNow();
   const response = await fetch(input, init);
   const path = String(input);
+  if (response.ok && path.endsWith('/push')) {
+    const { workflowId, lease } = JSON.parse(init.body);
+    process.send({ kind: 'push', device: name, workflowId, epoch: lease?.epoch ?? 0, sentAt });
+  }
   if (response.ok && /\/workflows\/[^/]+\/lease$/.test(path)) {
     const lease = await response.clone().json();
     const workflowId = decodeURIComponent(path.split('/workflows/')[1].split('/')[0]);

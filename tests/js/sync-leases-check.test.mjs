@@ -10,9 +10,9 @@
 // device's copy:
 // - no effect by a fenced-out owner: each body started before its lease (its device, its
 //   epoch) ended by the server's clock, as the server's answers to that device said;
-// - no run advanced by two owners: the step result the server holds is of the newest epoch
-//   that ran that step (a device that took a run over ran a step only because the server's
-//   history lacked it; a result of an older owner that lands after that is a second owner);
+// - no run advanced by two owners: no push was admitted under an epoch older than one the
+//   server had granted before the push was sent, and the step results the server holds never
+//   go back to an older owner;
 // - nothing lost: every run completed on the server with each step's result once, in order;
 //   each device holds each run as the server has it, or its last pass reported it apart.
 // LEASE_CHECK_SEED makes other runs; with LEASE_CHECK_UNFENCED=1 (tests/js/sync-controls.test.mjs)
@@ -78,6 +78,7 @@ async function startDevice(i, log) {
   child.on('message', (message) => {
     if (message.kind === 'grant') log.grants.push(message);
     else if (message.kind === 'effect') log.effects.push(message);
+    else if (message.kind === 'push') log.pushes.push(message);
     else if (message.kind === 'conflict') log.conflicts.push(message);
     else if (message.kind === 'error') log.errors.push(message);
     else device.waiters.shift()?.(message);
@@ -111,7 +112,7 @@ const resultsOf = (history) => history.filter(([, type, name]) => type === 'cust
 
 test(`devices run the same workflows under leases through cut connections, killed servers, cut-off and paused devices and skewed clocks: no effect by a fenced-out owner, no run advanced by two owners, nothing lost (seed ${SEED})`, { timeout: 300_000 }, async () => {
   const r = random(SEED);
-  const log = { grants: [], effects: [], conflicts: [], errors: [] };
+  const log = { grants: [], effects: [], pushes: [], conflicts: [], errors: [] };
   for (let i = 0; i < DEVICES; i += 1) await startDevice(i, log);
   const ids = [];
   for (const [i, device] of devices.entries()) {
@@ -182,13 +183,20 @@ test(`devices run the same workflows under leases through cut connections, kille
 
   // No run advanced by two owners (checked first: a second owner can leave a run that no
   // device can finish).
-  for (const id of ids) {
-    const results = resultsOf(server[id]);
-    for (const result of results) {
-      const newest = Math.max(...log.effects.filter((e) => e.workflowId === id && e.step === result.step).map((e) => e.epoch));
-      assert.ok(result.epoch >= newest, `${id}: the server holds step ${result.step} as run under epoch ${result.epoch} (${result.device}), though a device that took the run over ran it under epoch ${newest}: two owners advanced the run`);
+  const firstGrant = new Map(); // run/epoch → when the server first granted it (its clock)
+  for (const grant of log.grants) {
+    const key = `${grant.workflowId}/${grant.epoch}`;
+    firstGrant.set(key, Math.min(firstGrant.get(key) ?? Infinity, grant.expiresAt - TTL_MS));
+  }
+  for (const push of log.pushes) {
+    for (const [key, grantedAt] of firstGrant) {
+      const [workflowId, epoch] = [key.slice(0, key.lastIndexOf('/')), Number(key.slice(key.lastIndexOf('/') + 1))];
+      assert.ok(workflowId !== push.workflowId || epoch <= push.epoch || grantedAt >= push.sentAt,
+        `${push.workflowId}: the server admitted ${push.device}'s push under epoch ${push.epoch}, sent ${push.sentAt - grantedAt} ms after it granted epoch ${epoch}: two owners advanced the run`);
     }
-    const epochs = results.map((result) => result.epoch);
+  }
+  for (const id of ids) {
+    const epochs = resultsOf(server[id]).map((result) => result.epoch);
     assert.deepEqual(epochs, [...epochs].sort((a, b) => a - b), `${id}: the server's step results go back to an older owner`);
   }
 
