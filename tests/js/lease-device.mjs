@@ -9,9 +9,13 @@
 // - `conflict`: each workflow a sync pass reported apart, with its code.
 // It takes `start` (a run), `network` (up or down) and `report` (a last pass, then the
 // histories it holds) from the checker.
-import { defineWorkflow, WorkflowEngine } from '../../js/workflow.js';
-import { syncStore } from '../../js/sync.js';
 import { openMemoryStore } from './node-store.mjs';
+
+// The package's js/, or (LEASE_CHECK_JS, a folder's file URL) a changed copy that
+// tests/js/sync-controls.test.mjs runs to show that the checker fails on a known defect.
+const js = process.env.LEASE_CHECK_JS ?? new URL('../../js/', import.meta.url).href;
+const { defineWorkflow, WorkflowEngine } = await import(new URL('workflow.js', js).href);
+const { syncStore } = await import(new URL('sync.js', js).href);
 
 const { name, url, token, namespace, ttlMs, skewMs, steps, stepGapMs, syncEveryMs } = JSON.parse(process.argv[2]);
 /** How long one of the app's passes may take. */

@@ -10,6 +10,8 @@
 // - A server that ignores claim tokens: the checker's outbox calls go through a relay
 //   (tests/js/unfenced-relay.mjs) that rewrites each completion to the last token handed out,
 //   so a late worker's completion under a replaced token applies.
+// - Devices that run step bodies past their leases (the engine's deadline timer and its check
+//   before a body taken out): the lease checker finds a body started after its lease ended.
 // - A server that does not check lease epochs: the lease checker's devices
 //   (tests/js/sync-leases-check.test.mjs) push through a relay that rewrites each push to the
 //   lease the server holds, so a paused device's late push of a step lands after another
@@ -54,18 +56,20 @@ const CONTROLS = [
   },
 ];
 
-/** A copy of js/ with `patches` applied to sync.js; its sync.js as a file URL. */
-function patchedClient(patches) {
+/** A copy of js/ with `patches` (file name → [from, to] pairs) applied; its folder, and its sync.js as a file URL. */
+function patchedCopy(patches) {
   const dir = mkdtempSync(join(tmpdir(), 'runstore-control-'));
   cpSync(JS, dir, { recursive: true });
-  const file = join(dir, 'sync.js');
-  let source = readFileSync(file, 'utf8');
-  for (const [from, to] of patches) {
-    assert.equal(source.split(from).length, 2, `js/sync.js no longer holds, once, the text this control replaces:\n${from}`);
-    source = source.replace(from, () => to);
+  for (const [name, pairs] of Object.entries(patches)) {
+    const file = join(dir, name);
+    let source = readFileSync(file, 'utf8');
+    for (const [from, to] of pairs) {
+      assert.equal(source.split(from).length, 2, `js/${name} no longer holds, once, the text this control replaces:\n${from}`);
+      source = source.replace(from, () => to);
+    }
+    writeFileSync(file, source);
   }
-  writeFileSync(file, source);
-  return { dir, url: pathToFileURL(file).href };
+  return { dir, url: pathToFileURL(join(dir, 'sync.js')).href, jsUrl: pathToFileURL(`${dir}/`).href };
 }
 
 /**
@@ -92,7 +96,7 @@ function runChecker(url, env = {}) {
 
 for (const control of CONTROLS) {
   test(`the sync checker fails on ${control.name}`, { timeout: 300_000 }, async () => {
-    const client = patchedClient(control.patches);
+    const client = patchedCopy({ 'sync.js': control.patches });
     try {
       let run;
       for (const seed of SEEDS) {
@@ -110,13 +114,14 @@ for (const control of CONTROLS) {
   });
 }
 
-test('the lease checker fails on a server that does not check lease epochs', { timeout: 600_000 }, async () => {
+/** Runs the lease checker (tests/js/sync-leases-check.test.mjs) with `env` over seeds until one fails. */
+async function runLeaseChecker(env) {
   const checker = fileURLToPath(new URL('./sync-leases-check.test.mjs', import.meta.url));
   let run;
-  for (const seed of [2, 1, 3, 4, 5, 6]) {
+  for (const seed of [2, 7, 1, 3, 4, 5]) {
     run = await new Promise((resolve) => {
       const child = spawn(process.execPath, ['--test', checker], {
-        env: { ...process.env, NODE_TEST_CONTEXT: undefined, LEASE_CHECK_UNFENCED: '1', LEASE_CHECK_SEED: String(seed) },
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined, ...env, LEASE_CHECK_SEED: String(seed) },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -127,7 +132,28 @@ test('the lease checker fails on a server that does not check lease epochs', { t
     if (run.code !== 0) break;
   }
   const failure = run.output.split('\n').filter((line) => /error:|^not ok/.test(line)).slice(0, 4).join('\n');
-  console.log(`# unchecked epochs (seed ${run.seed}): exit ${run.code}\n${failure.replace(/^/gm, '# ')}`);
+  console.log(`# seed ${run.seed}: exit ${run.code}\n${failure.replace(/^/gm, '# ')}`);
+  return run;
+}
+
+test('the lease checker fails on a server that does not check lease epochs', { timeout: 600_000 }, async () => {
+  const run = await runLeaseChecker({ LEASE_CHECK_UNFENCED: '1' });
   assert.notEqual(run.code, 0, 'the lease checker passed a server that does not check epochs');
   assert.match(run.output, /two owners advanced the run|go back to an older owner/);
+});
+
+test('the lease checker fails on devices that run step bodies past their leases', { timeout: 600_000 }, async () => {
+  // The engine without its stop on the device's clocks: no deadline timer, no check before a body.
+  const copy = patchedCopy({
+    'workflow-run.js': [['    if (exec.dead || !this.#engine.mayStartBody(this.workflowId)) return;', '    if (exec.dead) return;']],
+    'workflow-leases.js': [['    entry.deadline = setTimeout(() => this.#expire(workflowId, entry), until - this.#margin() - performance.now());', '    entry.deadline = null;'],
+      ['    entry.deadline.unref?.();', '']],
+  });
+  try {
+    const run = await runLeaseChecker({ LEASE_CHECK_JS: copy.jsUrl });
+    assert.notEqual(run.code, 0, 'the lease checker passed devices that run bodies past their leases');
+    assert.match(run.output, /after its lease \(epoch \d+\) ended on the server|after the server granted epoch/);
+  } finally {
+    rmSync(copy.dir, { recursive: true, force: true });
+  }
 });

@@ -168,7 +168,13 @@ test(`devices run the same workflows under leases through cut connections, kille
   await sleep(TTL_MS * 2); // every device's passes pull the ends
 
   if (process.env.LEASE_CHECK_LOG) (await import('node:fs')).writeFileSync(process.env.LEASE_CHECK_LOG, JSON.stringify({ log, server, devices: devices.map((d) => [d.name, d.id]) }));
-  // No effect by a fenced-out owner.
+  // No effect by a fenced-out owner: none after its lease ended by the server's answers to its
+  // device, nor after the server granted the run to a later epoch (a lease given up ends early).
+  const firstGrant = new Map(); // run/epoch → when the server first granted it (its clock)
+  for (const grant of log.grants) {
+    const key = `${grant.workflowId}/${grant.epoch}`;
+    firstGrant.set(key, Math.min(firstGrant.get(key) ?? Infinity, grant.expiresAt - TTL_MS));
+  }
   const expiries = new Map(); // device/run/epoch → the latest expiry the server gave that device
   for (const grant of log.grants) {
     const key = `${grant.holder}/${grant.workflowId}/${grant.epoch}`;
@@ -179,18 +185,19 @@ test(`devices run the same workflows under leases through cut connections, kille
     const expiry = expiries.get(`${holderOf.get(effect.device)}/${effect.workflowId}/${effect.epoch}`);
     assert.ok(expiry !== undefined, `${effect.device} ran step ${effect.step} of ${effect.workflowId} under epoch ${effect.epoch}, which the server never gave it`);
     assert.ok(effect.at < expiry, `${effect.device} ran step ${effect.step} of ${effect.workflowId} ${effect.at - expiry} ms after its lease (epoch ${effect.epoch}) ended on the server`);
+    for (const [key, grantedAt] of firstGrant) {
+      const cut = key.lastIndexOf('/');
+      if (key.slice(0, cut) !== effect.workflowId || Number(key.slice(cut + 1)) <= effect.epoch) continue;
+      assert.ok(effect.at < grantedAt, `${effect.device} ran step ${effect.step} of ${effect.workflowId} under epoch ${effect.epoch} ${effect.at - grantedAt} ms after the server granted epoch ${key.slice(cut + 1)}`);
+    }
   }
 
   // No run advanced by two owners (checked first: a second owner can leave a run that no
   // device can finish).
-  const firstGrant = new Map(); // run/epoch → when the server first granted it (its clock)
-  for (const grant of log.grants) {
-    const key = `${grant.workflowId}/${grant.epoch}`;
-    firstGrant.set(key, Math.min(firstGrant.get(key) ?? Infinity, grant.expiresAt - TTL_MS));
-  }
   for (const push of log.pushes) {
     for (const [key, grantedAt] of firstGrant) {
-      const [workflowId, epoch] = [key.slice(0, key.lastIndexOf('/')), Number(key.slice(key.lastIndexOf('/') + 1))];
+      const cut = key.lastIndexOf('/');
+      const [workflowId, epoch] = [key.slice(0, cut), Number(key.slice(cut + 1))];
       assert.ok(workflowId !== push.workflowId || epoch <= push.epoch || grantedAt >= push.sentAt,
         `${push.workflowId}: the server admitted ${push.device}'s push under epoch ${push.epoch}, sent ${push.sentAt - grantedAt} ms after it granted epoch ${epoch}: two owners advanced the run`);
     }
