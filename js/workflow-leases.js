@@ -44,8 +44,8 @@ export class LeaseKeeper {
 
   /**
    * `epochs`: `load(workflowId)` and `save(workflowId, { epoch, pulled })` of the last epoch
-   * this device took, and whether it pulled under it, kept in the store. `onLost(workflowId)`: the lease may be another device's now; its
-   * run must stop here.
+   * this device took, and whether it pulled under it, kept in the store.
+   * `onLost(workflowId)`: the lease may be another device's now; its run must stop here.
    */
   constructor(settings, holder, epochs, onLost) {
     this.#settings = settings;
