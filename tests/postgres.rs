@@ -307,6 +307,99 @@ fn racing_retries_of_one_step_apply_it_once() {
     assert_eq!(recorded.outcomes, [OperationOutcome::Append { head: 2 }]);
 }
 
+/// Steps that append and record the change in one feed under a request id (a push, whose
+/// feed entry is written with its request's record in one statement), sent by every thread at
+/// once while a reader follows the feed: the positions are 1 to n, each once; the reader only
+/// ever sees positions without a gap below them (they commit in order); and each step sent
+/// again replays the position it got, also as its request's recorded outcome.
+#[test]
+fn racing_pushes_to_one_feed_take_gapless_positions_in_commit_order() {
+    const PUSHES: usize = 25;
+    let total = (THREADS * PUSHES) as u64;
+    let schema = fresh_schema("race_feed");
+    let store = Arc::new(open(&schema, 2));
+    let push = |writer: usize, n: usize| {
+        let workflow = format!("wf-{writer}");
+        Step::new()
+            .request_id(format!("push-{writer}-{n}"))
+            .with(Operation::Append {
+                workflow_id: workflow.clone(),
+                events: vec![custom(writer, n)],
+                expected_seq: n as u64,
+                outbox: vec![],
+            })
+            .with(Operation::RecordChange {
+                feed: "feed".into(),
+                workflow_id: workflow,
+                base: n as u64,
+                head: n as u64 + 1,
+            })
+    };
+    let reader = {
+        let store = store.clone();
+        thread::spawn(move || {
+            let bound = PageBound {
+                limit: 50,
+                max_bytes: u64::MAX,
+            };
+            let mut after = 0;
+            while after < total {
+                let page = store.read_feed("feed", after, bound, false).unwrap();
+                for entry in page.entries {
+                    assert_eq!(
+                        entry.position,
+                        after + 1,
+                        "a position seen before a lower one"
+                    );
+                    after = entry.position;
+                }
+            }
+        })
+    };
+    let start = Arc::new(Barrier::new(THREADS));
+    let writers: Vec<_> = (0..THREADS)
+        .map(|writer| {
+            let (schema, start) = (schema.clone(), start.clone());
+            thread::spawn(move || {
+                let store = open(&schema, 1);
+                start.wait();
+                (0..PUSHES)
+                    .map(|n| (n, store.commit(&push(writer, n)).unwrap()))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut positions = BTreeSet::new();
+    for (writer, handle) in writers.into_iter().enumerate() {
+        for (n, outcome) in handle.join().unwrap() {
+            assert!(!outcome.replayed);
+            let [OperationOutcome::Append { head }, OperationOutcome::RecordChange { position }] =
+                outcome.outcomes[..]
+            else {
+                panic!("{outcome:?}");
+            };
+            assert_eq!(head, n as u64 + 1);
+            assert!(
+                positions.insert(position),
+                "position {position} taken twice"
+            );
+            if n % 7 == 0 {
+                let again = store.commit(&push(writer, n)).unwrap();
+                assert!(again.replayed);
+                assert_eq!(again.outcomes, outcome.outcomes);
+                let recorded = store
+                    .request_outcome(&format!("push-{writer}-{n}"))
+                    .unwrap()
+                    .committed()
+                    .unwrap();
+                assert_eq!(recorded.outcomes, outcome.outcomes);
+            }
+        }
+    }
+    reader.join().unwrap();
+    assert_eq!(positions, (1..=total).collect::<BTreeSet<_>>());
+}
+
 /// One store serves many threads: it can be shared in an `Arc` (checked when compiling).
 #[test]
 fn a_store_is_send_and_sync() {

@@ -121,9 +121,8 @@ fn forget_through(tx: &mut Tx<'_>, scope: &str, through: Millis) -> Result<()> {
     Ok(())
 }
 
-/// Writes the outcomes into the reserved row; about every [`PRUNE_EVERY`] requests, deletes
-/// the scope's rows past its bounds.
-fn record(tx: &mut Tx<'_>, scope: &str, seq: i64, outcomes: &mut [OperationOutcome]) -> Result<()> {
+/// Writes the outcomes into the reserved row; returns its commit time.
+fn record(tx: &mut Tx<'_>, seq: i64, outcomes: &mut [OperationOutcome]) -> Result<Millis> {
     let row = tx.query_one(
         "UPDATE requests SET outcomes = $2,
            committed_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
@@ -131,10 +130,38 @@ fn record(tx: &mut Tx<'_>, scope: &str, seq: i64, outcomes: &mut [OperationOutco
          RETURNING committed_at",
         &[&seq, &encode_outcomes(outcomes)?],
     )?;
-    if seq % PRUNE_EVERY == 0 {
-        prune(tx, scope, col(&row, 0)?)?;
+    col(&row, 0)
+}
+
+/// Runs the step's last operation, a feed entry, together with the record of its request, in
+/// one statement ([`sync_feed::record_change_and_request_in`]): the feed is held from that
+/// statement to the commit, one round trip shorter than with the record after it. The
+/// outcomes are encoded with a placeholder position, the last thing in their text, and the
+/// statement writes the text before it, the position and the text after it. Returns the
+/// record's commit time.
+fn record_with_change(
+    tx: &mut Tx<'_>,
+    seq: i64,
+    outcomes: &mut Vec<OperationOutcome>,
+    change: (&str, &str, u64, u64),
+) -> Result<Millis> {
+    const PLACEHOLDER: u64 = u64::MAX;
+    const AFTER: &str = "}]}";
+    outcomes.push(OperationOutcome::RecordChange {
+        position: PLACEHOLDER,
+    });
+    let text = encode_outcomes(outcomes)?;
+    let before = text
+        .strip_suffix(&format!("{PLACEHOLDER}{AFTER}"))
+        .ok_or_else(|| Error::Corrupt {
+            message: "a step's outcomes do not end with its feed entry's position".into(),
+        })?;
+    let (position, committed_at) =
+        sync_feed::record_change_and_request_in(tx, change, seq, (before, AFTER))?;
+    if let Some(OperationOutcome::RecordChange { position: last }) = outcomes.last_mut() {
+        *last = position;
     }
-    Ok(())
+    Ok(committed_at)
 }
 
 /// Deletes the requests of `scope` past its [`MAX_KEPT_REQUESTS`] newest, and those among its
@@ -400,7 +427,14 @@ fn commit_in(
             return Ok(outcome);
         }
     }
-    let mut outcomes = operations
+    // A step recorded under its id whose last operation is a feed entry (a push) runs that
+    // entry with its record (see `record_with_change`).
+    let folded = match (reserved, operations.last()) {
+        (Some(_), Some(Operation::RecordChange { .. })) => 1,
+        _ => 0,
+    };
+    let (applied, last) = operations.split_at(operations.len() - folded);
+    let mut outcomes = applied
         .iter()
         .enumerate()
         .map(|(index, operation)| {
@@ -408,7 +442,20 @@ fn commit_in(
         })
         .collect::<Result<Vec<_>>>()?;
     if let (Some(seq), Some(key)) = (reserved, request) {
-        record(tx, &key.scope, seq, &mut outcomes)?;
+        let committed_at = match last {
+            [Operation::RecordChange {
+                feed,
+                workflow_id,
+                base,
+                head,
+            }] => record_with_change(tx, seq, &mut outcomes, (feed, workflow_id, *base, *head))
+                .map_err(|error| error.in_operation(applied.len()))?,
+            _ => record(tx, seq, &mut outcomes)?,
+        };
+        // About every PRUNE_EVERY requests, the scope's rows past its bounds are deleted.
+        if seq % PRUNE_EVERY == 0 {
+            prune(tx, &key.scope, committed_at)?;
+        }
     }
     Ok(StepOutcome {
         outcomes,

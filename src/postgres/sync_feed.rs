@@ -3,8 +3,9 @@
 //! entries other processes record.
 //!
 //! A push's entry takes the feed's next position with an `UPDATE` of the feed's row in
-//! `sync_feed_heads`, the last write of the push's transaction: concurrent pushes to one
-//! namespace wait for that row lock (briefly: it is held from there to the commit) instead of
+//! `sync_feed_heads`, in the last statement of the push's transaction (with the push's request
+//! record): concurrent pushes to one namespace queue for the feed (an advisory lock taken in
+//! the same statement, then the row lock; both held from there to the commit) instead of
 //! racing for the position and retrying, and a position is visible only once every position
 //! below it is. Each entry also sends `NOTIFY runstore_changes` (delivered at commit) with the
 //! schema, the feed and the position, which every server process on the database listens to.
@@ -26,9 +27,42 @@ use crate::backend::sync::check_change;
 use crate::error::Result;
 use crate::model::journal::StoredEvent;
 use crate::model::sync::*;
+use crate::model::Millis;
 
 /// The channel every entry is announced on.
 const CHANNEL: &str = "runstore_changes";
+
+/// The first key of the feeds' advisory locks ("rfed"), apart from the leases' ("rnst").
+const FEED_LOCK_CLASS: i32 = 0x7266_6564;
+
+/// The start of both statements that record an entry: queues for the feed, takes its next
+/// position, inserts the entry. `$1` the feed, `$2` the workflow, `$3` `$4` base and head, `$6`
+/// the lock class; `entry` gives the position.
+///
+/// Concurrent pushes to one feed queue on a transaction-level advisory lock, exclusive, taken
+/// just before the feed's row in the same statement (no round trip between the two). Without
+/// it they queued on the row itself: each waiter of an `ON CONFLICT DO UPDATE` waits on the
+/// transaction id that last updated the row, so every commit woke all of them at once, each
+/// looked for the row again and all but one went back to waiting on the winner's id (sampled
+/// during `benches/sync_server.rs` at 32 clients: the waiters on `Lock transactionid`, with
+/// `LWLock LockManager` waits beside them). A commit grants the advisory lock to the next
+/// waiter only, first come first served, and the row's `UPDATE` then finds the row free. The
+/// lock is held to the commit like the row's, so positions still commit in order; keyed by
+/// the schema and the feed, in a class of its own.
+macro_rules! take_position {
+    () => {
+        "WITH queued AS (
+           SELECT pg_advisory_xact_lock($6, hashtext(current_schema() || '/feed/' || $1))),
+         taken AS (
+           INSERT INTO sync_feed_heads AS h (feed, position) SELECT $1, 1 FROM queued
+           ON CONFLICT (feed) DO UPDATE SET position = h.position + 1
+           RETURNING position),
+         entry AS (
+           INSERT INTO sync_feed (feed, position, workflow_id, base, head)
+           SELECT $1, position, $2, $3, $4 FROM taken
+           RETURNING position)"
+    };
+}
 
 /// Records that `workflow_id` went from `base` to `head` as the next entry of `feed`, inside
 /// the caller's transaction; returns its position.
@@ -40,29 +74,70 @@ pub(super) fn record_change_in(
     head: u64,
 ) -> Result<u64> {
     check_change(feed, workflow_id, base, head)?;
-    // One statement, the step's last before its request's record and the commit: the feed's
-    // row stays locked for as short a time as the push allows.
+    // One statement, as late in the step as its operations allow (a push, whose last
+    // operation this is, records it with its request: `record_change_and_request_in`).
     let row = tx.query_one(
-        "WITH taken AS (
-           INSERT INTO sync_feed_heads AS h (feed, position) VALUES ($1, 1)
-           ON CONFLICT (feed) DO UPDATE SET position = h.position + 1
-           RETURNING position),
-         entry AS (
-           INSERT INTO sync_feed (feed, position, workflow_id, base, head)
-           SELECT $1, position, $2, $3, $4 FROM taken
-           RETURNING position)
+        concat!(
+            take_position!(),
+            "
          SELECT position, pg_notify($5, current_schema() || E'\\t' || $1 || E'\\t' || position::text)
-         FROM entry",
+         FROM entry"
+        ),
         &[
             &feed,
             &workflow_id,
             &to_i64("base", base)?,
             &to_i64("head", head)?,
             &CHANNEL,
+            &FEED_LOCK_CLASS,
         ],
     )?;
     let position: i64 = col(&row, 0)?;
     to_u64("position", position)
+}
+
+/// [`record_change_in`] for a step whose last operation it is, with the step's request
+/// record in the same statement: the request's row `seq` gets the outcomes `before` the
+/// position `after`, and its commit time, which is returned with the position.
+///
+/// The record needs the position, so it used to be a statement of its own after the entry's,
+/// while the feed was held: one more round trip between the client and the server for each
+/// push that every other push to the feed waited for.
+pub(super) fn record_change_and_request_in(
+    tx: &mut Tx<'_>,
+    change: (&str, &str, u64, u64),
+    seq: i64,
+    (before, after): (&str, &str),
+) -> Result<(u64, Millis)> {
+    let (feed, workflow_id, base, head) = change;
+    check_change(feed, workflow_id, base, head)?;
+    let row = tx.query_one(
+        concat!(
+            take_position!(),
+            ",
+         request AS (
+           UPDATE requests SET outcomes = $8 || entry.position::text || $9,
+             committed_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+           FROM entry WHERE requests.seq = $7
+           RETURNING requests.committed_at)
+         SELECT entry.position, request.committed_at,
+                pg_notify($5, current_schema() || E'\\t' || $1 || E'\\t' || entry.position::text)
+         FROM entry, request"
+        ),
+        &[
+            &feed,
+            &workflow_id,
+            &to_i64("base", base)?,
+            &to_i64("head", head)?,
+            &CHANNEL,
+            &FEED_LOCK_CLASS,
+            &seq,
+            &before,
+            &after,
+        ],
+    )?;
+    let position: i64 = col(&row, 0)?;
+    Ok((to_u64("position", position)?, col(&row, 1)?))
 }
 
 /// The events `from + 1 ..= through` of `workflow_id`, decoded.
