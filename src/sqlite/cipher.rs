@@ -93,11 +93,39 @@ impl Key {
 pub(super) fn unlock(conn: &Connection, key: Option<&Key>) -> Result<()> {
     let Some(key) = key else { return Ok(()) };
     require()?;
+    #[cfg(all(feature = "cipher", not(target_family = "wasm")))]
+    await_sqlcipher_setup()?;
     // SQLCipher logs a failed page check (every wrong key) to stderr by default: the
     // store's error says what happened, and a library does not write to its host's stderr.
     conn.pragma_update_and_check(None, "cipher_log_level", "NONE", |_| Ok(()))?;
     conn.pragma_update(None, "key", key.pragma_value())
         .map_err(|error| key_refused("key", error))
+}
+
+/// Waits for SQLCipher's process-wide set-up, or runs it. SQLite runs that set-up
+/// (`SQLITE_EXTRA_INIT`) only after it has marked itself initialized and left its mutexes,
+/// so a store opened on another thread in that moment found SQLCipher not ready and its key
+/// was refused (a rare failure of the first keyed opens of a process, on a busy 2-core
+/// machine). The set-up is idempotent and runs under SQLite's main mutex: calling it here
+/// returns at once once it is done, and otherwise waits for it or does it.
+///
+/// # Errors
+/// [`Error::Backend`] when SQLCipher cannot start (its crypto provider or memory).
+#[cfg(all(feature = "cipher", not(target_family = "wasm")))]
+fn await_sqlcipher_setup() -> Result<()> {
+    unsafe extern "C" {
+        fn sqlcipher_extra_init(arg: *const std::ffi::c_char) -> std::ffi::c_int;
+    }
+    // SAFETY: the function takes no argument it reads and guards itself with SQLite's main
+    // mutex. SQLite is initialized here (the caller holds an open connection), so the
+    // allocations it makes do not re-enter SQLite's initialization.
+    let rc = unsafe { sqlcipher_extra_init(std::ptr::null()) };
+    if rc == rusqlite::ffi::SQLITE_OK {
+        return Ok(());
+    }
+    Err(Error::Backend {
+        message: format!("SQLCipher could not start (SQLite code {rc})"),
+    })
 }
 
 /// Refuses a key where this build has no SQLCipher.
@@ -117,7 +145,13 @@ pub(super) fn require() -> Result<()> {
 /// A failure of `PRAGMA key` or `rekey` with its code, told without SQLite's message: that
 /// could quote the statement, key and all.
 fn key_refused(pragma: &str, error: rusqlite::Error) -> Error {
-    let message = format!("PRAGMA {pragma} failed");
+    let message = match error.sqlite_error() {
+        Some(code) => format!(
+            "PRAGMA {pragma} failed (SQLite code {})",
+            code.extended_code
+        ),
+        None => format!("PRAGMA {pragma} failed"),
+    };
     match Error::from(error) {
         Error::StorageFull { .. } => Error::StorageFull { message },
         Error::Busy { .. } => Error::Busy { message },
