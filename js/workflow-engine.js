@@ -17,7 +17,7 @@ import { StepBodies, Timers } from './workflow-bodies.js';
 import { noticesOf } from './workflow-notices.js';
 import { oneAfterAnother, serially } from './workflow-task.js';
 import { WorkflowHandle } from './workflow-handle.js';
-import { LeaseKeeper, readLeaseOptions } from './workflow-leases.js';
+import { LeaseKeeper, MAX_TTL_MS, readLeaseOptions } from './workflow-leases.js';
 
 /** Where the engine's inbox rows live in the outbox. */
 const INBOX = Object.freeze({ namespace: 'runstore.workflow', taskQueue: 'inbox' });
@@ -321,6 +321,7 @@ export class WorkflowEngine {
       workflowType: summary.workflowType,
       origin,
       runsHere: this.#keeper ? this.#keeper.holds(workflowId) : origin === null || origin === this.device,
+      checkedOutUntil: this.#keeper?.checkedOutUntil(workflowId) ?? null,
       status: blocked ? 'blocked' : summary.status,
       startedAt: summary.startedAt,
       closedAt: summary.closedAt,
@@ -355,6 +356,36 @@ export class WorkflowEngine {
    * `leases` option (null for a run this engine holds no lease on).
    */
   leases = async (workflowId) => (this.#keeper ? this.#keeper.leaseOf(workflowId) : null);
+
+  /**
+   * With `options.leases`: checks `workflowId` out to this device for `forMs` (from the
+   * engine's `ttlMs` to 20 days). Its lease is taken for that long and renewed only in its last
+   * `ttlMs`, so the run runs here until then, also offline and after a reload, and other devices
+   * only show it. Calling it again sets a new end. Resolves to `{ epoch, until }` (`until` by
+   * this device's clock). LEASE_HELD while another device holds the lease; UNAVAILABLE when
+   * the sync server does not answer.
+   */
+  async checkout(workflowId, options = {}) {
+    checkName(workflowId, 'workflowId');
+    if (!this.#keeper) throw invalid('checkout needs an engine started with options.leases', 'options.leases');
+    const { ttlMs } = this.#leaseOptions;
+    const forMs = options?.forMs;
+    if (!Number.isSafeInteger(forMs) || forMs < ttlMs || forMs > MAX_TTL_MS) {
+      throw invalid(`forMs must be an integer from the engine's ttlMs (${ttlMs}) to ${MAX_TTL_MS}`, 'options.forMs');
+    }
+    const outcome = await this.#keeper.checkout(workflowId, forMs);
+    if (outcome === 'unavailable') throw new RunStoreError('UNAVAILABLE', `the sync server did not check workflow ${workflowId} out`, { workflowId });
+    if (outcome === 'pull') await this.#pullFor(workflowId); // the run goes on here once pulled: asked again at its next load
+    // Shown as another device's until now: it runs here. (A run not in this store yet is
+    // taken on when sync brings it.)
+    if (this.#skipped.has(workflowId)) {
+      this.#elsewhere.delete(workflowId);
+      this.#skipped.delete(workflowId);
+      this.#awaitingLease.delete(workflowId);
+      this.adopt(workflowId);
+    }
+    return { epoch: (await this.#keeper.leaseOf(workflowId)).epoch, until: this.#keeper.checkedOutUntil(workflowId) };
+  }
 
   /**
    * Whether this engine may run the workflow now: without leases, a run this device started;
@@ -883,15 +914,16 @@ function leaseEpochs(store) {
     }
   };
   return {
-    /** `{ epoch, pulled }`, or null. */
+    /** `{ epoch, pulled, checkoutUntil }` (the end of a checkout, or null), or null. */
     async load(workflowId) {
       const state = (await load(workflowId))?.state;
-      return state ? { epoch: state.epoch, pulled: state.pulled !== false } : null;
+      return state ? { epoch: state.epoch, pulled: state.pulled !== false, checkoutUntil: state.checkoutUntil ?? null } : null;
     },
-    async save(workflowId, { epoch, pulled }) {
+    async save(workflowId, { epoch, pulled, checkoutUntil = null }) {
       const stored = await load(workflowId);
       const revision = stored ? stored.revision + 1 : 0;
-      const checkpoint = { checkpointId: checkpointId(workflowId), revision, state: { epoch, pulled }, updatedAt: Date.now() };
+      const state = { epoch, pulled, ...(checkoutUntil === null ? {} : { checkoutUntil }) };
+      const checkpoint = { checkpointId: checkpointId(workflowId), revision, state, updatedAt: Date.now() };
       await store.compareAndSwapCheckpoint(checkpoint, stored ? stored.revision : null);
     },
   };

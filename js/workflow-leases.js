@@ -8,7 +8,9 @@
 // A renewal the server refuses, or none answered before the lease's end by this device's own
 // clock, stops the run here: another device may be running it. The epoch of each lease taken
 // is kept in the store, so that a run's events recorded before a reload are still pushed
-// under the lease they were recorded under.
+// under the lease they were recorded under. A checkout is a lease taken for longer and not
+// renewed until its last `ttlMs`: the run runs here until its end, offline and across a
+// reload (its end is kept with the epoch), and other devices only show it.
 import { RunStoreError } from './errors.js';
 
 /** The longest lease: a timer of this device counts down to a tenth before its end, and timers end at 2^31 - 1 ms (about 24.8 days). */
@@ -33,7 +35,7 @@ export class LeaseKeeper {
   #onLost;
   /**
    * workflowId → { epoch, until (this device's monotonic clock), untilWall (its wall clock),
-   * pulled, deadline (its timer) }
+   * pulled, deadline (its timer), checkoutUntil (its wall clock; a checkout's only) }
    */
   #held = new Map();
   /** workflowId → the device that holds the lease, as the server last said (LEASE_HELD). */
@@ -92,7 +94,40 @@ export class LeaseKeeper {
    * when the server cannot be asked. Rejects when the server refuses the request itself (a
    * token without the namespace, say), or the store cannot keep the new epoch.
    */
-  async take(workflowId) {
+  take(workflowId) {
+    const held = this.#held.get(workflowId);
+    // A checkout is renewed only in its last ttlMs: asking now would shorten it.
+    if (held && this.#checkedOut(held)) return Promise.resolve(held.pulled ? 'held' : 'pull');
+    return this.#take(workflowId, this.#settings.ttlMs, false).then((outcome) => (outcome === 'superseded' ? 'unavailable' : outcome));
+  }
+
+  /**
+   * Checks `workflowId` out for `ttlMs`: takes its lease (or renews the one held) for that
+   * long, kept in the store with its end. Resolves as `take` does; rejects with LEASE_HELD or
+   * FENCED while another device holds the lease.
+   */
+  async checkout(workflowId, ttlMs) {
+    // A renewal answered meanwhile replaced the lease asked on: asked again, on the new one.
+    for (let tries = 0; tries < 5; tries++) {
+      const outcome = await this.#take(workflowId, ttlMs, true);
+      if (outcome !== 'superseded') return outcome;
+    }
+    return 'unavailable';
+  }
+
+  /** The end of `workflowId`'s checkout by this device's wall clock, while it holds; else null. */
+  checkedOutUntil(workflowId) {
+    const until = this.#held.get(workflowId)?.checkoutUntil;
+    return until !== undefined && Date.now() < until ? until : null;
+  }
+
+  /** Whether a held lease is a checkout not yet in its last ttlMs, by both of this device's clocks. */
+  #checkedOut(held) {
+    const { ttlMs } = this.#settings;
+    return held.checkoutUntil !== undefined && Date.now() < held.checkoutUntil - ttlMs && performance.now() < held.until - ttlMs;
+  }
+
+  async #take(workflowId, ttlMs, checkout) {
     const held = this.#held.get(workflowId);
     const generation = this.#generation;
     let lease;
@@ -100,12 +135,18 @@ export class LeaseKeeper {
     const asked = performance.now();
     const askedWall = Date.now();
     try {
-      known = held ? { epoch: held.epoch, pulled: held.pulled } : await this.#epochs.load(workflowId);
-      lease = await this.#call(workflowId, '', { holder: this.#holder, ...(held ? { epoch: held.epoch } : {}), ttlMs: this.#settings.ttlMs });
+      known = held ? { epoch: held.epoch, pulled: held.pulled, checkoutUntil: held.checkoutUntil ?? null } : await this.#epochs.load(workflowId);
+      if (!held && !checkout && known?.checkoutUntil && askedWall < known.checkoutUntil - this.#settings.ttlMs) {
+        return this.#stale(workflowId, generation, undefined) ?? this.#resumeCheckout(workflowId, known);
+      }
+      lease = await this.#call(workflowId, '', { holder: this.#holder, ...(held ? { epoch: held.epoch } : {}), ttlMs });
     } catch (error) {
       if (error.code === 'LEASE_HELD' || error.code === 'FENCED') {
         if (typeof error.holder === 'string') this.#others.set(workflowId, error.holder);
         if (this.#held.get(workflowId) === held) this.#drop(workflowId);
+        // A checkout kept from before is not this device's any more.
+        if (known?.checkoutUntil) await this.#epochs.save(workflowId, { ...known, checkoutUntil: null }).catch(() => {});
+        if (checkout) throw error;
         return 'elsewhere';
       }
       // Refused for what was asked (a token without the namespace, say): no later try does better.
@@ -115,7 +156,8 @@ export class LeaseKeeper {
     }
     this.#others.delete(workflowId);
     // Given up or forgotten while the server answered: that answer is not this engine's lease.
-    if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
+    const stale = this.#stale(workflowId, generation, held);
+    if (stale) return stale;
     const until = asked + lease.ttlMs;
     // An answer that came too late to leave any of the lease by this device's clock is none.
     if (performance.now() >= until - this.#margin()) return 'unavailable';
@@ -123,17 +165,46 @@ export class LeaseKeeper {
     // never held, no other device ran the run since; under any other (a later one, or a lower
     // one after the server lost its leases), what the server holds comes first.
     const pulled = lease.epoch === known?.epoch ? known.pulled : known === null && lease.epoch === 1;
-    if (lease.epoch !== known?.epoch) {
-      await this.#epochs.save(workflowId, { epoch: lease.epoch, pulled });
-      if (this.#generation !== generation || this.#held.get(workflowId) !== held) return 'unavailable';
+    const untilWall = askedWall + lease.ttlMs;
+    // A renewal in a checkout's last ttlMs ends it: the lease is an ordinary one from then on.
+    const checkoutUntil = checkout ? untilWall : null;
+    if (lease.epoch !== known?.epoch || checkout || (known?.checkoutUntil ?? null) !== null) {
+      await this.#epochs.save(workflowId, { epoch: lease.epoch, pulled, checkoutUntil });
+      const staleNow = this.#stale(workflowId, generation, held);
+      if (staleNow) return staleNow;
     }
-    clearTimeout(held?.deadline);
-    const entry = { epoch: lease.epoch, until, untilWall: askedWall + lease.ttlMs, pulled, deadline: null };
-    // The run stops here before the lease can end on the server, renewed or not.
-    entry.deadline = setTimeout(() => this.#expire(workflowId, entry), until - this.#margin() - performance.now());
+    this.#hold(workflowId, { epoch: lease.epoch, until, untilWall, pulled, ...(checkout ? { checkoutUntil } : {}) });
+    return pulled ? 'held' : 'pull';
+  }
+
+  /**
+   * A checkout taken before a reload (or before another tab led), held again without asking
+   * the server (it may be out of reach) until its end, which only the wall clock still
+   * measures.
+   */
+  #resumeCheckout(workflowId, known) {
+    const until = performance.now() + (known.checkoutUntil - Date.now());
+    const { epoch, pulled, checkoutUntil } = known;
+    this.#hold(workflowId, { epoch, until, untilWall: checkoutUntil, pulled, checkoutUntil });
+    return pulled ? 'held' : 'pull';
+  }
+
+  /**
+   * Why an answer asked for under `generation`, on the lease `held` then, no longer counts:
+   * `unavailable` when the leases were forgotten since, `superseded` when another answer
+   * replaced the lease (a renewal, asked on again), else null.
+   */
+  #stale(workflowId, generation, held) {
+    if (this.#generation !== generation) return 'unavailable';
+    return this.#held.get(workflowId) === held ? null : 'superseded';
+  }
+
+  /** Keeps `entry` as `workflowId`'s lease held, with the timer that stops its run before the lease can end on the server, renewed or not. */
+  #hold(workflowId, entry) {
+    clearTimeout(this.#held.get(workflowId)?.deadline);
+    entry.deadline = setTimeout(() => this.#expire(workflowId, entry), entry.until - this.#margin() - performance.now());
     entry.deadline.unref?.();
     this.#held.set(workflowId, entry);
-    return pulled ? 'held' : 'pull';
   }
 
   /**
@@ -172,7 +243,7 @@ export class LeaseKeeper {
     if (!held) return;
     // Kept too: a device that takes this epoch back (after a reload, or once its entry lapsed)
     // must not skip a pull it never finished.
-    await this.#epochs.save(workflowId, { epoch: held.epoch, pulled: true });
+    await this.#epochs.save(workflowId, { epoch: held.epoch, pulled: true, checkoutUntil: held.checkoutUntil ?? null });
     held.pulled = true;
   }
 
@@ -183,6 +254,8 @@ export class LeaseKeeper {
     clearTimeout(held.deadline);
     this.#held.delete(workflowId);
     try {
+      // A checkout given up is not held again after a reload.
+      if (held.checkoutUntil !== undefined) await this.#epochs.save(workflowId, { epoch: held.epoch, pulled: held.pulled, checkoutUntil: null });
       await this.#call(workflowId, '/release', { holder: this.#holder, epoch: held.epoch });
     } catch {
       // Offline, or taken over already: the lease expires on its own.

@@ -145,6 +145,8 @@ export interface WorkflowDescription {
    * sync); with `leases`, whether this engine holds the run's lease now.
    */
   runsHere: boolean;
+  /** With `leases`: the end of this engine's checkout of the run (`WorkflowEngine#checkout`), by this device's clock, while it lasts; else null. */
+  checkedOutUntil: number | null;
   /** `blocked`: its code no longer replays its history (NON_DETERMINISM, in `failureReason`). */
   status: 'running' | 'completed' | 'failed' | 'cancelled' | 'blocked' | 'pending' | 'paused' | 'continuedAsNew';
   startedAt: number | null;
@@ -233,6 +235,15 @@ export declare class WorkflowEngine {
    * null.
    */
   readonly leases: (workflowId: string) => Promise<{ holder: string; epoch: number } | null>;
+  /**
+   * With `options.leases`: checks the workflow out to this device for `forMs` (from the
+   * engine's `ttlMs` to 20 days). Its lease is taken for that long and renewed only in its last
+   * `ttlMs`: the run runs here until then, also offline and after a reload, and other devices
+   * only show it. Calling it again sets a new end. `until` is by this device's clock. Rejects
+   * with LEASE_HELD (with `holder`) while another device holds the lease, UNAVAILABLE when the
+   * sync server does not answer, INVALID_INPUT without `leases`.
+   */
+  checkout(workflowId: string, options: { forMs: number }): Promise<{ epoch: number; until: number }>;
   /** Whether the engine was started with `leases` (a run runs on whichever device holds its lease). */
   readonly usesLeases: boolean;
   /** Stops this engine: its runs stay in the store where they are, for the next engine; its leases are left to expire. */

@@ -4,6 +4,7 @@
 import { MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import type { HumanMessage, ToolCall } from '@langchain/core/messages';
 import type * as runstore from 'runstore';
+import type { WorkflowEngine } from 'runstore/workflow';
 
 /** A LangGraph.js graph as an app builds it, not compiled yet. */
 const built = new StateGraph(MessagesAnnotation)
@@ -17,6 +18,9 @@ declare global {
   const store: runstore.RunStore;
   /** A sync server's bearer token. */
   const token: string;
+  /** runstore/workflow: the app's engine (started with `leases` where a snippet needs them), and a run's id. */
+  const engine: WorkflowEngine;
+  const workflowId: string;
   /** LangGraph.js: the app's graph, a question for it, a tool call of its model, and the tool. */
   const workflow: typeof built;
   const question: HumanMessage;

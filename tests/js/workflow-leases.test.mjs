@@ -212,6 +212,68 @@ test("a run's end recorded offline is pushed under its lease after a reload: the
   assert.deepEqual(unexpected(a), []);
 });
 
+test('a run checked out runs to its end on its device, offline for many of the engine lease durations and across a reload, while the other device only shows it and cannot take it', async () => {
+  const calls = [];
+  const flowOn = (name) =>
+    defineWorkflow('checkout', async (ctx) => {
+      const body = (step) => () => {
+        calls.push([step, name]);
+        return name;
+      };
+      const one = await ctx.step('one', body('one'));
+      await ctx.sleep('gap1', 1_200);
+      const two = await ctx.step('two', body('two'));
+      await ctx.sleep('gap2', 1_200);
+      const three = await ctx.step('three', body('three'));
+      return { one, two, three };
+    });
+  const id = 'checkout-1';
+  const a = await device('a', [flowOn('a')]);
+  const b = await device('b', [flowOn('b')]);
+  const engineA = await a.start();
+  await engineA.start('checkout', { id });
+  await until(async () => (await engineA.describe(id)).waiting?.startsWith('sleep gap1') && true, 'the run to sleep on gap1 on device a');
+  const checkedOut = await engineA.checkout(id, { forMs: 10_000 });
+  assert.equal(checkedOut.epoch, 1, 'the lease a held, renewed for longer');
+  const lease = await serverLease(id);
+  assert.ok(lease.expiresAt - Date.now() > 8_000, 'the server holds the lease for the checkout');
+  assert.equal((await engineA.describe(id)).checkedOutUntil, checkedOut.until);
+  assert.deepEqual((await a.sync(engineA)).conflicts, []);
+  await b.sync(null);
+  a.network.state = 'down';
+  // Device b shows the run and cannot take it, nor check it out.
+  const engineB = await b.start();
+  await assert.rejects(engineB.checkout(id, { forMs: 5_000 }), (error) => error.code === 'LEASE_HELD' && error.holder === engineA.device);
+  assert.equal((await engineB.describe(id)).runsHere, false);
+  // Device a reloads while offline: its checkout is kept, and the run goes on there.
+  await until(async () => (await engineA.describe(id)).waiting?.startsWith('sleep gap2') && true, 'device a to record step two');
+  await engineA.stop();
+  const reloaded = await a.start();
+  const result = await until(async () => (await a.store.workflowSummary(id)).status === 'completed' && reloaded.result(id), 'device a to finish the run offline');
+  assert.deepEqual(result, { one: 'a', two: 'a', three: 'a' });
+  // Back online, device a pushes the end and gives the lease up; device b takes it, pulls the
+  // end and runs nothing.
+  a.network.state = 'up';
+  await until(async () => (await b.store.workflowSummary(id)).status === 'completed', 'device b to pull the end of the run');
+  assert.deepEqual(calls, [['one', 'a'], ['two', 'a'], ['three', 'a']]);
+  await reloaded.stop();
+  await engineB.stop();
+  assert.deepEqual(unexpected(a, b), []);
+});
+
+test('a checkout needs an engine with leases and a duration from its ttlMs to 20 days', async () => {
+  const a = await device('a', []);
+  const engine = await a.start();
+  await assert.rejects(engine.checkout('c-1', { forMs: TTL_MS - 1 }), (error) => error.code === 'INVALID_INPUT' && error.field === 'options.forMs');
+  await assert.rejects(engine.checkout('c-1', { forMs: 21 * 24 * 3_600_000 }), (error) => error.code === 'INVALID_INPUT' && error.field === 'options.forMs');
+  await assert.rejects(engine.checkout('c-1', {}), (error) => error.field === 'options.forMs');
+  assert.equal(await serverLease('c-1'), null, 'nothing was taken');
+  await engine.stop();
+  const plain = await WorkflowEngine.start(a.store, { workflows: [] });
+  await assert.rejects(plain.checkout('c-1', { forMs: 5_000 }), (error) => error.code === 'INVALID_INPUT' && error.field === 'options.leases');
+  await plain.stop();
+});
+
 test("passes on one store at once (an app's live sync beside an engine's) run one after another: none fails with CONFLICT", async () => {
   const a = await device('a', []);
   for (let n = 0; n < 20; n++) await a.store.append(`together-${n}`, [{ type: 'custom', name: 'local', recordedAt: n, data: { n } }], 0);
