@@ -551,8 +551,11 @@ function answerError(answer, status) {
   return new RunStoreError(answer.code, message, fields);
 }
 
-/** One call of the server's API; its error answers become RunStoreErrors with their fields. */
-async function request(settings, method, path, body) {
+/**
+ * One call of the server's API (`settings`: `url`, `namespace`, `token`, `fetch`, `signal`);
+ * its error answers become RunStoreErrors with their fields. Also runstore/workflow's leases'.
+ */
+export async function request(settings, method, path, body) {
   const url = `${settings.url}/v1/namespaces/${encodeURIComponent(settings.namespace)}/${path}`;
   // Called unbound: the browser's fetch refuses any `this` but the global object.
   const { fetch } = settings;

@@ -305,10 +305,11 @@ export class LeaseKeeper {
   }
 
   async #call(workflowId, path, body) {
-    const { url, token, namespace, fetch, ttlMs } = this.#settings;
+    // Loaded with the store's sync code, on first use: an engine without leases never needs it.
+    const { request } = await import('./sync.js');
     // A request that hangs (packets dropped) must not hold a renewal past its use, also with a
     // fetch that does not heed its signal.
-    const timeoutMs = Math.floor(ttlMs / 3);
+    const timeoutMs = Math.floor(this.#settings.ttlMs / 3);
     const controller = new AbortController();
     let timer;
     const timedOut = new Promise((_, reject) => {
@@ -318,27 +319,11 @@ export class LeaseKeeper {
         reject(error);
       }, timeoutMs);
     });
-    const exchange = async () => {
-      const response = await fetch(`${url}/v1/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/lease${path}`, {
-        method: 'POST',
-        signal: controller.signal,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { response, answer: await response.json() };
-    };
-    let response;
-    let answer;
+    const settings = { ...this.#settings, signal: controller.signal };
     try {
-      ({ response, answer } = await Promise.race([exchange(), timedOut]));
+      return await Promise.race([request(settings, 'POST', `workflows/${encodeURIComponent(workflowId)}/lease${path}`, body), timedOut]);
     } finally {
       clearTimeout(timer);
     }
-    if (!response.ok) {
-      const code = typeof answer?.code === 'string' ? answer.code : 'BACKEND';
-      const holder = typeof answer?.holder === 'string' ? { holder: answer.holder } : {};
-      throw new RunStoreError(code, String(answer?.message ?? response.status), { httpStatus: response.status, ...holder });
-    }
-    return answer;
   }
 }
