@@ -5,7 +5,7 @@
 //! bad input, and leases on workflows (tests/sync_server/leases.rs). Every refused request is
 //! checked to have changed nothing.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -438,6 +438,59 @@ async fn a_waiting_pull_wakes_at_the_next_push() {
             .unwrap();
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body["changes"], json!([{ "workflowId": "wf", "head": 1 }]));
+    }
+}
+
+/// Readers long-polling together share the server's reads of a page (src/server/shared_reads.rs):
+/// each is still woken by every push and sees it before the next is sent. The next push goes
+/// out as soon as every reader has the last, while some of them are reading again: a reader
+/// that joined a read begun before that push's commit would miss it and wait out its 20 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readers_waiting_together_each_see_every_push_at_once() {
+    const READERS: usize = 16;
+    const PUSHES: u64 = 40;
+    for backend in Backend::all() {
+        let app = backend.server();
+        let progress: Arc<Vec<AtomicU64>> =
+            Arc::new((0..READERS).map(|_| AtomicU64::new(0)).collect());
+        let readers: Vec<_> = (0..READERS)
+            .map(|reader| {
+                let (app, progress) = (app.clone(), Arc::clone(&progress));
+                tokio::spawn(async move {
+                    let (mut cursor, mut seen) = (0, Vec::new());
+                    while (seen.len() as u64) < PUSHES {
+                        let uri = format!(
+                            "/v1/namespaces/team/changes?after={cursor}&events=true&waitMs=20000"
+                        );
+                        let (status, body) = get(&app, &uri).await;
+                        assert_eq!(status, StatusCode::OK, "{body}");
+                        for segment in body["segments"].as_array().unwrap() {
+                            seen.push(segment["events"][0]["data"]["n"].as_u64().unwrap());
+                        }
+                        progress[reader].store(seen.len() as u64, Ordering::SeqCst);
+                        cursor = body["cursor"].as_u64().unwrap();
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for n in 1..=PUSHES {
+            let (status, body) =
+                push(&app, &format!("r{n}"), "wf", n - 1, vec![event("e", n)]).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            let everyone = async {
+                while progress.iter().any(|seen| seen.load(Ordering::SeqCst) < n) {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(5), everyone)
+                .await
+                .unwrap_or_else(|_| panic!("push {n} did not reach every waiting reader"));
+        }
+        let all: Vec<u64> = (1..=PUSHES).collect();
+        for reader in readers {
+            assert_eq!(reader.await.unwrap(), all);
+        }
     }
 }
 

@@ -16,6 +16,21 @@ pub(crate) struct FeedSignals {
     everyone: watch::Sender<u64>,
 }
 
+/// The wake-ups told so far: a namespace's latest feed position, and how many calls to look
+/// again there were.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Told {
+    pub position: u64,
+    pub everyone: u64,
+}
+
+impl Told {
+    /// Whether every wake-up of `other` was told by the time of this one.
+    pub(crate) fn covers(self, other: Told) -> bool {
+        self.position >= other.position && self.everyone >= other.everyone
+    }
+}
+
 /// What a waiter waits on: its namespace's pushes, and the calls to look again.
 pub(crate) struct Waiter {
     namespace: watch::Receiver<u64>,
@@ -28,6 +43,14 @@ impl Waiter {
         tokio::select! {
             _ = self.namespace.changed() => {}
             _ = self.everyone.changed() => {}
+        }
+    }
+
+    /// The wake-ups told so far, as this waiter sees them.
+    pub(crate) fn seen(&self) -> Told {
+        Told {
+            position: *self.namespace.borrow(),
+            everyone: *self.everyone.borrow(),
         }
     }
 }
@@ -43,6 +66,15 @@ impl FeedSignals {
         Waiter {
             namespace,
             everyone: self.everyone.subscribe(),
+        }
+    }
+
+    /// The wake-ups told so far to `namespace`'s waiters.
+    pub(crate) fn told(&self, namespace: &str) -> Told {
+        let map = self.by_namespace.lock().unwrap_or_else(|p| p.into_inner());
+        Told {
+            position: map.get(namespace).map_or(0, |sender| *sender.borrow()),
+            everyone: *self.everyone.borrow(),
         }
     }
 

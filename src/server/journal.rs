@@ -13,7 +13,8 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -21,6 +22,7 @@ use serde_json::{json, Value};
 use super::api_error::ApiError;
 use super::request::query;
 use super::scope::Scope;
+use super::shared_reads::{ReadAnswer, ReadKey};
 use super::{Shared, StoreAccess, MAX_WAIT};
 use crate::backend::leases::check_holder;
 use crate::error::{Error, Result};
@@ -277,7 +279,7 @@ pub(crate) async fn changes<A: StoreAccess>(
     Path(namespace): Path<String>,
     headers: HeaderMap,
     request: Result<Query<ChangesQuery>, QueryRejection>,
-) -> Result<Json<ChangesAnswer>, ApiError> {
+) -> Result<Response, ApiError> {
     let scope = shared.admit(&headers, &namespace)?;
     let request = query(request)?;
     let bound = shared.page_bound(pull_limit(request.limit)?);
@@ -285,13 +287,31 @@ pub(crate) async fn changes<A: StoreAccess>(
     // Subscribed before reading, so a push between the read and the wait still wakes it.
     let mut woken = shared.feeds.subscribe(scope.namespace());
     let deadline = tokio::time::Instant::now() + wait;
+    let (after, with_events) = (request.after, request.events);
+    let key = ReadKey::new(scope.namespace(), after, bound, with_events);
     loop {
-        let (task_scope, after, with_events) = (scope.clone(), request.after, request.events);
+        let read = || {
+            let (shared, scope) = (Arc::clone(&shared), scope.clone());
+            async move {
+                shared
+                    .call(move |store| {
+                        let answer = read_changes(store, &scope, after, bound, with_events)?;
+                        Ok(ReadAnswer {
+                            cursor: answer.cursor,
+                            body: Bytes::from(serde_json::to_vec(&answer)?),
+                        })
+                    })
+                    .await
+            }
+        };
+        let told_now = shared.feeds.told(scope.namespace());
         let answer = shared
-            .call(move |store| read_changes(store, &task_scope, after, bound, with_events))
+            .reads
+            .read(key.clone(), woken.seen(), told_now, read)
             .await?;
-        if answer.cursor > request.after || tokio::time::Instant::now() >= deadline {
-            return Ok(Json(answer));
+        if answer.cursor > after || tokio::time::Instant::now() >= deadline {
+            let json = [(header::CONTENT_TYPE, "application/json")];
+            return Ok((json, answer.body.clone()).into_response());
         }
         let _ = tokio::time::timeout_at(deadline, woken.changed()).await;
     }

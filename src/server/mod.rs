@@ -41,6 +41,7 @@ mod leases;
 mod outbox;
 mod request;
 pub mod scope;
+mod shared_reads;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,6 +95,8 @@ pub(crate) struct Shared<A> {
     pub(crate) store: Arc<A>,
     pub(crate) config: ServerConfig,
     pub(crate) feeds: Arc<feed::FeedSignals>,
+    /// The reads of changes under way, shared by the requests that need them at once.
+    pub(crate) reads: shared_reads::SharedReads,
     /// Hears the pushes of other server processes for as long as the server lives.
     _listener: Option<crate::ChangeListener>,
 }
@@ -137,6 +140,7 @@ pub fn router<A: StoreAccess>(store: Arc<A>, config: ServerConfig) -> Result<Rou
         store,
         config,
         feeds,
+        reads: shared_reads::SharedReads::default(),
         _listener: listener,
     });
     Ok(Router::new()
