@@ -167,13 +167,22 @@ async function passNow(store, settings, checkConflicts) {
   // Every workflow appended to up to the clock read at the start was handled.
   if (state.mark === null || through > state.mark) await state.save(store, { mark: through });
   const pulled = new Map();
-  for (;;) {
-    settings.signal?.throwIfAborted();
-    const page = checkSegments(await request(settings, 'GET', `changes?after=${state.cursor}&limit=${PULL_SEGMENTS}&events=true`), state.cursor);
-    for (const [workflowId, events] of await pullSegments(store, settings, state, page, conflicted)) {
-      pulled.set(workflowId, (pulled.get(workflowId) ?? 0) + events);
+  const pullPage = (after) => request(settings, 'GET', `changes?after=${after}&limit=${PULL_SEGMENTS}&events=true`).then((page) => checkSegments(page, after));
+  // The next page is asked for as soon as this one says where it starts: the server reads and
+  // sends it while this one is stored.
+  let next = pullPage(state.cursor);
+  try {
+    for (;;) {
+      settings.signal?.throwIfAborted();
+      const page = await next;
+      next = page.more ? pullPage(page.cursor) : null;
+      for (const [workflowId, events] of await pullSegments(store, settings, state, page, conflicted)) {
+        pulled.set(workflowId, (pulled.get(workflowId) ?? 0) + events);
+      }
+      if (!page.more) break;
     }
-    if (!page.more) break;
+  } finally {
+    next?.catch(() => {}); // a page asked for ahead of a failure is not waited for
   }
   if (settings.restorePurged) {
     for (const [workflowId, events] of await restorePurged(store, settings, state)) pulled.set(workflowId, events);
