@@ -68,26 +68,32 @@ async function serverLease(workflowId) {
   return (await response.json()).lease;
 }
 
+/**
+ * The same workflow for each device: steps one, two and three with durable sleeps (`gaps`, ms)
+ * between them; its bodies record in `calls` which device (`name`) ran them.
+ */
+function threeSteps(type, name, calls, [gap1, gap2]) {
+  return defineWorkflow(type, async (ctx) => {
+    const body = (step) => () => {
+      calls.push([step, name]);
+      return name;
+    };
+    const one = await ctx.step('one', body('one'));
+    await ctx.sleep('gap1', gap1);
+    const two = await ctx.step('two', body('two'));
+    await ctx.sleep('gap2', gap2);
+    const three = await ctx.step('three', body('three'));
+    return { one, two, three };
+  });
+}
+
 /** The errors an engine reported, but for the server out of reach and runs not found. */
 const unexpected = (...devices) => devices.flatMap((d) => d.errors).filter((code) => code !== 'NOT_FOUND' && code !== 'UNAVAILABLE');
 
 for (const cut of ['down', 'hanging']) {
   test(`a run whose device went away (network ${cut}) is taken over once its lease expires: the other device pulls what the first pushed, finishes the run, and the first, stopped by its own clock, never runs it again`, async () => {
     const calls = [];
-    // The same workflow on each device; its bodies say which device ran them.
-    const flowOn = (name) =>
-      defineWorkflow('handover', async (ctx) => {
-        const body = (step) => () => {
-          calls.push([step, name]);
-          return name;
-        };
-        const one = await ctx.step('one', body('one'));
-        await ctx.sleep('gap1', 1_000);
-        const two = await ctx.step('two', body('two'));
-        await ctx.sleep('gap2', 2_000);
-        const three = await ctx.step('three', body('three'));
-        return { one, two, three };
-      });
+    const flowOn = (name) => threeSteps('handover', name, calls, [1_000, 2_000]);
     const id = `handover-${cut}`;
     const a = await device('a', [flowOn('a')]);
     const b = await device('b', [flowOn('b')]);
@@ -214,19 +220,7 @@ test("a run's end recorded offline is pushed under its lease after a reload: the
 
 test('a run checked out runs to its end on its device, offline for many of the engine lease durations and across a reload, while the other device only shows it and cannot take it', async () => {
   const calls = [];
-  const flowOn = (name) =>
-    defineWorkflow('checkout', async (ctx) => {
-      const body = (step) => () => {
-        calls.push([step, name]);
-        return name;
-      };
-      const one = await ctx.step('one', body('one'));
-      await ctx.sleep('gap1', 1_200);
-      const two = await ctx.step('two', body('two'));
-      await ctx.sleep('gap2', 1_200);
-      const three = await ctx.step('three', body('three'));
-      return { one, two, three };
-    });
+  const flowOn = (name) => threeSteps('checkout', name, calls, [1_200, 1_200]);
   const id = 'checkout-1';
   const a = await device('a', [flowOn('a')]);
   const b = await device('b', [flowOn('b')]);
