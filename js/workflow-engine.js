@@ -363,7 +363,8 @@ export class WorkflowEngine {
    * `ttlMs`, so the run runs here until then, also offline and after a reload, and other devices
    * only show it. Calling it again sets a new end. Resolves to `{ epoch, until }` (`until` by
    * this device's clock). LEASE_HELD while another device holds the lease; UNAVAILABLE when
-   * the sync server does not answer.
+   * the sync server does not answer; CONFLICT when this copy of the run is apart from the
+   * server's (the lease goes back at once).
    */
   async checkout(workflowId, options = {}) {
     checkName(workflowId, 'workflowId');
@@ -376,6 +377,9 @@ export class WorkflowEngine {
     const outcome = await this.#keeper.checkout(workflowId, forMs);
     if (outcome === 'unavailable') throw new RunStoreError('UNAVAILABLE', `the sync server did not check workflow ${workflowId} out`, { workflowId });
     if (outcome === 'pull') await this.#pullFor(workflowId); // the run goes on here once pulled: asked again at its next load
+    if (this.#diverged.has(workflowId)) {
+      throw new RunStoreError('CONFLICT', `workflow ${workflowId} here is apart from the server's copy: it is not run here, and its lease was given back`, { workflowId });
+    }
     // Shown as another device's until now: it runs here. (A run not in this store yet is
     // taken on when sync brings it.)
     if (this.#skipped.has(workflowId)) {

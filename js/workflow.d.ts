@@ -241,7 +241,8 @@ export declare class WorkflowEngine {
    * `ttlMs`: the run runs here until then, also offline and after a reload, and other devices
    * only show it. Calling it again sets a new end. `until` is by this device's clock. Rejects
    * with LEASE_HELD (with `holder`) while another device holds the lease, UNAVAILABLE when the
-   * sync server does not answer, INVALID_INPUT without `leases`.
+   * sync server does not answer, CONFLICT when this copy of the run is apart from the server's
+   * (the lease goes back at once), INVALID_INPUT without `leases`.
    */
   checkout(workflowId: string, options: { forMs: number }): Promise<{ epoch: number; until: number }>;
   /** Whether the engine was started with `leases` (a run runs on whichever device holds its lease). */
