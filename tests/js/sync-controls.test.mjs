@@ -146,7 +146,7 @@ test('the lease checker fails on devices that run step bodies past their leases'
   // The engine without its stop on the device's clocks: no deadline timer, no check before a body.
   const copy = patchedCopy({
     'workflow-run.js': [['    if (exec.dead || !this.#engine.mayStartBody(this.workflowId)) return;', '    if (exec.dead) return;']],
-    'workflow-leases.js': [['    entry.deadline = setTimeout(() => this.#expire(workflowId, entry), until - this.#margin() - performance.now());', '    entry.deadline = null;'],
+    'workflow-leases.js': [['    entry.deadline = setTimeout(() => this.#expire(workflowId, entry), entry.until - this.#margin() - performance.now());', '    entry.deadline = null;'],
       ['    entry.deadline.unref?.();', '']],
   });
   try {
