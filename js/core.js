@@ -4,6 +4,7 @@
 import initWasm, { RunStoreCore } from '../pkg/runstore.js';
 import { toRunStoreError } from './errors.js';
 import { METHODS } from './methods.js';
+import { stepAsText } from './wire.js';
 
 // The wasm throws plain Errors carrying `code` and fields; callers get RunStoreError instances
 // they can test with instanceof, the same class the main-thread client rejects with.
@@ -17,6 +18,20 @@ for (const method of METHODS) {
     }
   };
 }
+// A step goes to the store as JSON text, as the main-thread client sends it (wire.js,
+// host.js): the wasm reads text at a fraction of the cost of walking the same objects through
+// calls into JS. A step that is not plain data goes as it is, and the walk names the field.
+const commitValues = RunStoreCore.prototype.commit;
+RunStoreCore.prototype.commit = function (step) {
+  const message = stepAsText(step);
+  if (message === null) return commitValues.call(this, step);
+  try {
+    const { outcomes, replayed } = this.__write('commit', message.requestId, message.text, message.holes, message.bytes);
+    return { outcomes, replayed };
+  } catch (error) {
+    throw toRunStoreError(error);
+  }
+};
 const open = RunStoreCore.open;
 RunStoreCore.open = (...args) => open.apply(RunStoreCore, args).catch((error) => {
   throw toRunStoreError(error);

@@ -22,8 +22,6 @@
 // A put is one step (the checkpoint, its new channel values and the thread record move
 // together), a putWrites one step, and deleteThread starts with one step that moves the thread
 // to a new generation, so a crash never leaves half a checkpoint or half a deletion visible.
-// On a RunStoreCore a step goes to the store as JSON text, as the main-thread client sends it
-// (wire.js, host.js): the wasm reads text at a fraction of the cost of walking the objects.
 import {
   BaseCheckpointSaver,
   JsonPlusSerializer,
@@ -34,8 +32,7 @@ import {
   maxChannelVersion,
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
-import { RunStoreError, toRunStoreError } from './errors.js';
-import { capture } from './wire.js';
+import { RunStoreError } from './errors.js';
 
 /** Most operations one sweep step of deleteThread holds (a step may hold 1000). */
 const SWEEP_BATCH = 500;
@@ -377,7 +374,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const state = { taskId, taskPath, writes: mergeWrites(stored?.state?.writes ?? [], incoming) };
       try {
-        await this.#commit({ operations: [this.#create(id, run, state, Date.now(), stored?.revision ?? null)] });
+        await this.#store.commit({ operations: [this.#create(id, run, state, Date.now(), stored?.revision ?? null)] });
         return;
       } catch (error) {
         if (error?.code !== 'CONFLICT') throw error;
@@ -430,7 +427,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
           expectedRevision: record.revision,
         }));
         try {
-          await this.#commit({ operations });
+          await this.#store.commit({ operations });
         } catch (error) {
           // Another writer changed one of them: list again and empty what is there now.
           if (error?.code !== 'CONFLICT') throw error;
@@ -455,7 +452,7 @@ export class RunStoreSaver extends BaseCheckpointSaver {
       const { operations, next } = build(state, now);
       const threadOperation = this.#create(this.#key('thread', [threadId]), this.#threadsRun, next, now, thread?.revision ?? null);
       try {
-        await this.#commit({ operations: [threadOperation, ...operations] });
+        await this.#store.commit({ operations: [threadOperation, ...operations] });
         this.#threads.set(threadId, { revision: thread ? thread.revision + 1 : 0, state: next });
         return next;
       } catch (error) {
@@ -496,23 +493,6 @@ export class RunStoreSaver extends BaseCheckpointSaver {
   }
 
   // ----- store helpers -----
-
-  /**
-   * Commits a step. A RunStoreCore gets it as JSON text (its `__write`, which the store's
-   * worker runs for the main-thread client), unless a value has no exact JSON text; a RunStore
-   * sends its steps as text by itself.
-   */
-  async #commit(step) {
-    const store = this.#store;
-    if (typeof store.__write !== 'function') return store.commit(step);
-    const message = capture('commit', [step], null);
-    if (typeof message.text !== 'string') return store.commit(step);
-    try {
-      return store.__write('commit', message.requestId, message.text, message.holes, message.bytes);
-    } catch (error) {
-      throw toRunStoreError(error);
-    }
-  }
 
   /** The compare-and-swap operation that writes record `id` (a create when `revision` is null). */
   #create(id, runId, state, now, revision) {

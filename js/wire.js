@@ -131,6 +131,15 @@ function encodeStep(step, requestId) {
 }
 
 /**
+ * A step as `{ requestId, text, holes, bytes }` for the store's `__write`, or null when it is
+ * not plain data (the store's walk then names what it refuses). Under the step's own request
+ * id, or none.
+ */
+export function stepAsText(step) {
+  return encodeStep(step, null);
+}
+
+/**
  * Marks a step that travels under the client's request id (`madeId`): no other call uses
  * that id, so a replay of it can only be this call's own, sent again after a hand-off.
  */

@@ -2,8 +2,9 @@
 # Sync at scale (tests/js/bench-sync-scale.mjs) on a throwaway PostgreSQL cluster: one namespace
 # of 100,000 workflows and 2,000,000 events, the first sync of a new profile beside the same
 # reads as plain SQL (examples/sync_scale_sql.rs), then 8 writers and 64 long-polling readers
-# on 3 server processes. Not part of npm test. Arguments go to the script: --scale 0.1 for a
-# tenth of the data, --seconds, --pause-ms, --skip-store. Figures in BENCHMARKS.md.
+# on 3 server processes, then the push rate of 32 clients on those 3. Not part of npm test.
+# Arguments go to the script: --scale 0.1 for a tenth of the data, --seconds, --pause-ms,
+# --push-seconds, --skip-store. Figures in BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

@@ -26,7 +26,8 @@
 # (tests/js/node-file*.test.mjs: the native crate on its files, SIGKILLed writers and workflow
 # runners), and under Bun (tests/bun/file.mjs); the tab protocol's unit tests (tabs-protocol,
 # on a browser faked in Node), the client's own modules' (wire, changes), bytes from another
-# realm (as under vitest's jsdom environment) and what `npm pack` puts in the tarball.
+# realm (as under vitest's jsdom environment) and what `npm pack` puts in the tarball; and
+# runstore/core's `commit`, which sends a step as the client's text (core-commit).
 # Usage: scripts/test-js.sh [chromium] [firefox] [webkit]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -99,7 +100,7 @@ node --test --test-concurrency=1 tests/js/node-file.test.mjs tests/js/node-file-
 echo "=== the package under Bun, on the file medium"
 [ -x tests/bun/node_modules/.bin/bun ] || npm ci --prefix tests/bun --no-audit --no-fund --loglevel=error
 tests/bun/node_modules/.bin/bun tests/bun/file.mjs
-echo "=== the client's modules and the tab protocol, in Node"
-node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
+echo "=== the client's modules, runstore/core's steps as text and the tab protocol, in Node"
+node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/core-commit.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
 echo "=== the package in Node under another realm's globals, and what npm packs"
 node --test tests/js/bytes-any-realm.test.mjs tests/js/pack.test.mjs

@@ -5,6 +5,7 @@
 //! operation that changed nothing (a timer cancelled that was not there, a purge that found
 //! nothing) adds nothing, and a step that changed nothing has no change.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::de::{MapAccess, Visitor};
@@ -90,39 +91,57 @@ impl Change {
         operations: &[Operation],
         outcomes: &[OperationOutcome],
     ) -> Option<Change> {
-        let mut change = Change {
-            request_id: request_id.map(str::to_owned),
-            ..Change::default()
+        let mut collect = Collect {
+            change: Change {
+                request_id: request_id.map(str::to_owned),
+                ..Change::default()
+            },
+            workflows: HashSet::new(),
+            heads: HashMap::new(),
         };
         for (operation, outcome) in operations.iter().zip(outcomes) {
-            change.add(operation, outcome);
+            collect.add(operation, outcome);
         }
+        let change = collect.change;
         (!change.areas.is_empty()).then_some(change)
     }
+}
 
+/// A change being gathered from a step's operations. A step may touch a thousand workflows:
+/// the ones already named are found by hash, not by a walk of the list.
+struct Collect<'a> {
+    change: Change,
+    workflows: HashSet<&'a str>,
+    /// Workflow id → its place in `change.heads`.
+    heads: HashMap<&'a str, usize>,
+}
+
+impl<'a> Collect<'a> {
     fn area(&mut self, area: Area) -> &mut Self {
-        if !self.areas.contains(&area) {
-            self.areas.push(area);
+        if !self.change.areas.contains(&area) {
+            self.change.areas.push(area);
         }
         self
     }
 
-    fn workflow(&mut self, id: &str) -> &mut Self {
-        if !self.workflow_ids.iter().any(|known| known == id) {
-            self.workflow_ids.push(id.to_owned());
+    fn workflow(&mut self, id: &'a str) -> &mut Self {
+        if self.workflows.insert(id) {
+            self.change.workflow_ids.push(id.to_owned());
         }
         self
     }
 
-    fn head(&mut self, id: &str, head: u64) {
-        match self.heads.iter_mut().find(|(known, _)| known == id) {
-            Some(entry) => entry.1 = head,
-            None => self.heads.push((id.to_owned(), head)),
-        }
+    fn head(&mut self, id: &'a str, head: u64) {
+        let heads = &mut self.change.heads;
+        let at = *self.heads.entry(id).or_insert_with(|| {
+            heads.push((id.to_owned(), head));
+            heads.len() - 1
+        });
+        heads[at].1 = head;
     }
 
     fn revision(&mut self, kind: RevisionKind, id: &str, revision: u64) {
-        self.revisions.push(Revision {
+        self.change.revisions.push(Revision {
             kind,
             id: id.to_owned(),
             revision,
@@ -130,7 +149,7 @@ impl Change {
     }
 
     /// Adds what one operation changed, judged by its outcome.
-    fn add(&mut self, operation: &Operation, outcome: &OperationOutcome) {
+    fn add(&mut self, operation: &'a Operation, outcome: &'a OperationOutcome) {
         use Operation as Op;
         use OperationOutcome as Done;
         match (operation, outcome) {
@@ -332,5 +351,31 @@ mod tests {
         assert_eq!(change.areas, [Area::Timers]);
         assert_eq!(change.workflow_ids, ["b", "a"]);
         assert_eq!(change.request_id, None);
+    }
+
+    #[test]
+    fn a_workflow_appended_to_twice_keeps_its_first_place_and_its_last_head() {
+        let append = |workflow_id: &str| Operation::Append {
+            workflow_id: workflow_id.into(),
+            events: vec![crate::model::journal::Event {
+                kind: crate::model::journal::EventKind::Paused,
+                recorded_at: 1,
+                data: serde_json::Value::Null,
+            }],
+            expected_seq: 0,
+            outbox: vec![],
+        };
+        let change = Change::of(
+            None,
+            &[append("b"), append("a"), append("b")],
+            &[
+                OperationOutcome::Append { head: 1 },
+                OperationOutcome::Append { head: 4 },
+                OperationOutcome::Append { head: 2 },
+            ],
+        )
+        .expect("a change");
+        assert_eq!(change.workflow_ids, ["b", "a"]);
+        assert_eq!(change.heads, [("b".into(), 2), ("a".into(), 4)]);
     }
 }

@@ -145,7 +145,11 @@ impl Walk {
             return Err(invalid(path, "is not a string"));
         };
         // Reading replaces a lone surrogate with U+FFFD; only then is the slow check needed.
-        if read.contains('\u{FFFD}') && !is_well_formed(text).unwrap_or(false) {
+        // U+FFFD is EF BF BD in UTF-8: a scan for its first byte passes most strings at once.
+        if read.as_bytes().contains(&0xEF)
+            && read.contains('\u{FFFD}')
+            && !is_well_formed(text).unwrap_or(false)
+        {
             return Err(invalid(
                 path,
                 "contains a lone surrogate (not valid Unicode)",

@@ -5,7 +5,9 @@
 //       the same reads as plain SQL on the same database (examples/sync_scale_sql.rs);
 //   (b) steady state: 8 writers pushing one event at a time and 64 readers long-polling the
 //       namespace's changes with their events, spread over 3 server processes on the one
-//       database: push latency, the time until a push reached every reader, the servers' RSS.
+//       database: push latency, the time until a push reached every reader, the servers' RSS;
+//   (c) the push rate: 32 clients over the 3 server processes, each pushing one event at a time
+//       to a workflow of its own in the one namespace, with no pause, for --push-seconds.
 //
 // Seeding: one template workflow of 20 events is pushed through the server's push route (in 4
 // pushes of 5 events), then its rows in the server's own tables (events, workflows, sync_feed)
@@ -14,7 +16,7 @@
 //
 // Environment: RUNSTORE_SYNC_BIN (release build), RUNSTORE_PG_URL, PSQL, SQL_BASELINE_BIN.
 // Options: --scale (1.0), --seconds (steady state, 30), --pause-ms (a writer's pause between
-// pushes, 50), --skip-store (no store sync in (a)).
+// pushes, 50), --push-seconds ((c), 10), --skip-store (no store sync in (a)).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
@@ -28,6 +30,7 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '1.0' },
     seconds: { type: 'string', default: '30' },
     'pause-ms': { type: 'string', default: '50' },
+    'push-seconds': { type: 'string', default: '10' },
     'skip-store': { type: 'boolean', default: false },
   },
 });
@@ -42,6 +45,8 @@ const READERS = 64;
 const SERVERS = 3;
 const SECONDS = Number(args.seconds);
 const PAUSE_MS = Number(args['pause-ms']);
+const PUSH_CLIENTS = 32;
+const PUSH_SECONDS = Number(args['push-seconds']);
 const TOKEN = 'token-bench';
 const NS = 'scale';
 const SCHEMA = 'bench_scale';
@@ -255,6 +260,30 @@ async function steady(servers) {
   };
 }
 
+/** (c) PUSH_CLIENTS clients pushing as fast as they are answered, over the 3 servers. */
+async function pushRate(servers) {
+  let stop = false;
+  const latencies = [];
+  const clients = Array.from({ length: PUSH_CLIENTS }, async (_, c) => {
+    const { url } = servers[c % SERVERS].settings;
+    const workflowId = `rate-${c}`;
+    let head = 0;
+    while (!stop) {
+      const sent = now();
+      const { body } = await call(url, 'push', { method: 'POST', body: JSON.stringify({ requestId: `rate-${c}-${head}`, workflowId, expectedHead: head, events: [event(head + 1)] }) });
+      latencies.push(now() - sent);
+      head = body.head;
+    }
+  });
+  const started = now();
+  await new Promise((resolve) => setTimeout(resolve, PUSH_SECONDS * 1000));
+  stop = true;
+  await Promise.all(clients);
+  const elapsed = now() - started;
+  latencies.sort((a, b) => a - b);
+  return { pushes: latencies.length, perSecond: latencies.length / (elapsed / 1000), p50: pct(latencies, 0.5), p95: pct(latencies, 0.95) };
+}
+
 function sqlBaseline() {
   const out = execFileSync(process.env.SQL_BASELINE_BIN, [], { encoding: 'utf8', env: { ...process.env, SCHEMA, NAMESPACE: NS, PAGE: '500' } });
   const ways = Object.fromEntries(out.trim().split('\n').map((line) => JSON.parse(line)).map((r) => [r.way, r]));
@@ -302,6 +331,10 @@ async function main() {
     console.log(`| push sent → every reader has it | ${fixed(s.reachAll.p50)} | ${fixed(s.reachAll.p95)} | ${fixed(s.reachAll.max)} |`);
     console.log(`| push sent → one reader has it | ${fixed(s.reachEach.p50)} | ${fixed(s.reachEach.p95)} | |`);
     console.log(`server RSS peak during (b): ${s.rssPeakMb.map((x) => `${fixed(x)} MB`).join(', ')}`);
+
+    const rate = await pushRate(servers);
+    console.log(`\n(c) push rate: ${PUSH_CLIENTS} clients over ${SERVERS} servers, one namespace, no pause, ${PUSH_SECONDS} s\n`);
+    console.log(`pushes ${rate.pushes}: ${fixed(rate.perSecond)}/s; latency p50 ${fixed(rate.p50)} ms, p95 ${fixed(rate.p95)} ms`);
     log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
     await stopAll();

@@ -1,0 +1,60 @@
+// `runstore/core`'s `commit` in Node (js/core.js): a step goes to the wasm as its JSON text with
+// its bytes beside it (wire.js's encoder, the store's `__write`), and as its values when it is
+// not plain data, for the walk to name what it refuses. What either way answers is the step's
+// outcome alone, as the wasm's `commit` answers it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunStoreError } from '../../js/errors.js';
+import { openMemoryStore } from './node-store.mjs';
+
+const event = (n, data = { n }) => ({ type: 'custom', name: 'step', recordedAt: n, data });
+const row = (key, input) => ({ dispatchKey: key, workflowId: 'wf', ordinal: 0, activityType: 'send', input, visibleAfter: 0 });
+
+test('a step as text answers its outcomes, and a step sent again under its request id is a replay', async () => {
+  const store = await openMemoryStore(`core-commit-${Math.random()}`);
+  const step = {
+    requestId: 'step-1',
+    operations: [
+      { op: 'append', workflowId: 'wf', events: [event(1), event(2)], expectedSeq: 0 },
+      { op: 'scheduleTimer', workflowId: 'wf', timerId: 't', fireAt: 10 },
+    ],
+  };
+  const first = store.commit(step);
+  assert.deepEqual(first, { outcomes: [{ op: 'append', head: 2 }, { op: 'scheduleTimer' }], replayed: false });
+  assert.deepEqual(store.commit(step), { ...first, replayed: true });
+  assert.equal(store.head('wf'), 2);
+  // Another step under the same id is another request: refused, nothing written.
+  assert.throws(() => store.commit({ ...step, operations: [step.operations[0]] }), (error) => error instanceof RunStoreError && error.code === 'CONFLICT');
+  assert.equal(store.head('wf'), 2);
+  await store.close();
+});
+
+test('bytes in a step reach the store beside its text, each in its place', async () => {
+  const store = await openMemoryStore(`core-commit-${Math.random()}`);
+  const inputs = [new Uint8Array([1, 2, 3]), new Uint8Array(0), new Uint8Array([255])];
+  store.commit({
+    operations: [{
+      op: 'append', workflowId: 'wf', events: [event(1, null)], expectedSeq: 0,
+      outbox: inputs.map((input, i) => row(`k${i}`, input)),
+    }],
+  });
+  const claimed = store.claimOutbox(1, 10).sort((a, b) => a.dispatchKey.localeCompare(b.dispatchKey));
+  assert.deepEqual(claimed.map((r) => [...r.input]), inputs.map((input) => [...input]));
+  await store.close();
+});
+
+test('a step that is not plain data goes as values: the walk names the field, and nothing is written', async () => {
+  const store = await openMemoryStore(`core-commit-${Math.random()}`);
+  const refused = (step, field) => assert.throws(() => store.commit(step), (error) => {
+    assert.ok(error instanceof RunStoreError, String(error));
+    assert.equal(error.code, 'INVALID_INPUT');
+    assert.equal(error.field, field);
+    return true;
+  });
+  const append = (data) => ({ op: 'append', workflowId: 'wf', events: [event(1, data)], expectedSeq: 0 });
+  refused({ operations: [append({ at: new Date(0) })] }, 'step.operations[0].events[0].data.at');
+  refused({ operations: [append({ n: Number.NaN })] }, 'step.operations[0].events[0].data.n');
+  refused({ operations: [append({ s: 'a\uD800' })] }, 'step.operations[0].events[0].data.s');
+  assert.equal(store.head('wf'), 0);
+  await store.close();
+});
