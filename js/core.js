@@ -3,35 +3,46 @@
 // and throw a RunStoreError with `.code`.
 import initWasm, { RunStoreCore } from '../pkg/runstore.js';
 import { toRunStoreError } from './errors.js';
-import { METHODS } from './methods.js';
-import { stepAsText } from './wire.js';
+import { METHODS, PARAMETERS } from './methods.js';
+import { WRITES, callAsText, stepAsText } from './wire.js';
 
 // The wasm throws plain Errors carrying `code` and fields; callers get RunStoreError instances
 // they can test with instanceof, the same class the main-thread client rejects with.
 for (const method of METHODS) {
+  if (WRITES.has(method)) continue;
   const call = RunStoreCore.prototype[method];
-  RunStoreCore.prototype[method] = function (...args) {
+  define(method, function (...args) {
     try {
       return call.apply(this, args);
     } catch (error) {
       throw toRunStoreError(error);
     }
-  };
+  });
 }
-// A step goes to the store as JSON text, as the main-thread client sends it (wire.js,
-// host.js): the wasm reads text at a fraction of the cost of walking the same objects through
-// calls into JS. A step that is not plain data goes as it is, and the walk names the field.
-const commitValues = RunStoreCore.prototype.commit;
-RunStoreCore.prototype.commit = function (step) {
-  const message = stepAsText(step);
-  if (message === null) return commitValues.call(this, step);
-  try {
-    const { outcomes, replayed } = this.__write('commit', message.requestId, message.text, message.holes, message.bytes);
-    return { outcomes, replayed };
-  } catch (error) {
-    throw toRunStoreError(error);
-  }
-};
+// Every write method, and `commit`, runs as a step, its arguments sent as JSON text with their
+// bytes beside them, as the main-thread client sends them (wire.js, host.js): the wasm reads
+// text at a fraction of the cost of walking the same objects through calls into JS, and one
+// way in reads every write's arguments (`__call`). Arguments that are not plain data go as
+// values (`__callValues`), and the walk names the field it refuses.
+for (const method of WRITES) {
+  define(method, function (...args) {
+    const message = method === 'commit' ? stepAsText(args[0]) : callAsText(method, args);
+    try {
+      return message === null
+        ? this.__callValues(method, null, args)
+        : this.__call(method, message.requestId, message.text, message.holes, message.bytes);
+    } catch (error) {
+      throw toRunStoreError(error);
+    }
+  });
+}
+
+/** Puts `fn` on the class as `method`, with the method's name and its declared parameters' count. */
+function define(method, fn) {
+  Object.defineProperty(fn, 'length', { value: PARAMETERS[method].length });
+  Object.defineProperty(fn, 'name', { value: method });
+  RunStoreCore.prototype[method] = fn;
+}
 const open = RunStoreCore.open;
 RunStoreCore.open = (...args) => open.apply(RunStoreCore, args).catch((error) => {
   throw toRunStoreError(error);

@@ -96,6 +96,14 @@ function cloned(method, args) {
   }
 }
 
+/**
+ * A write method's call as `{ text, holes, bytes }` for the store's `__write`, or null when its
+ * arguments are not plain data.
+ */
+export function callAsText(method, args) {
+  return encodeCall(method, args, null);
+}
+
 /** A write method's call as text, or null when its arguments are not plain data. */
 function encodeCall(method, args, requestId) {
   const encoder = new Encoder();

@@ -193,14 +193,6 @@ impl RunStoreCore {
             message: "the store is closed".into(),
         })
     }
-
-    /// As [`RunStoreCore::call`] for an operation that answers nothing: JS gets `undefined`.
-    pub(super) fn call_unit(
-        &self,
-        op: impl FnOnce(&SqliteStore) -> Result<()>,
-    ) -> Result<JsValue, JsValue> {
-        self.call(op).map(|_| JsValue::UNDEFINED)
-    }
 }
 
 /// Gives the pages freed by deletes back to the file system; while that finds no room, with

@@ -5,7 +5,6 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{input, input_or_default};
 use super::facade::RunStoreCore;
-use crate::model::fields::in_argument;
 use crate::*;
 
 #[wasm_bindgen]
@@ -21,22 +20,6 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let checkpoint_id: String = input("checkpointId", checkpoint_id)?;
         self.call_json(|s| s.load_checkpoint_json(&checkpoint_id))
-    }
-
-    /// Creates (expectedRevision null, revision 0) or updates (revision expected + 1) a checkpoint; CONFLICT when the stored revision differs.
-    #[wasm_bindgen(js_name = compareAndSwapCheckpoint, unchecked_return_type = "undefined")]
-    pub fn compare_and_swap_checkpoint(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Checkpoint")] checkpoint: JsValue,
-        #[wasm_bindgen(js_name = expectedRevision, unchecked_optional_param_type = "number | null")]
-        expected_revision: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let checkpoint: Checkpoint = input("checkpoint", checkpoint)?;
-        let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call_unit(|s| {
-            s.compare_and_swap_checkpoint(&checkpoint, expected_revision)
-                .map_err(in_argument("checkpoint", &["expectedRevision"]))
-        })
     }
 
     /// A page of the checkpoints of a run, by id.
@@ -92,22 +75,6 @@ impl RunStoreCore {
         self.call(|s| s.find_effect(&capability_id, &idempotency_key))
     }
 
-    /// Creates or updates an effect record under a revision check; IDEMPOTENCY_CONFLICT when its key belongs to another effect.
-    #[wasm_bindgen(js_name = compareAndSwapEffect, unchecked_return_type = "undefined")]
-    pub fn compare_and_swap_effect(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "EffectRecord")] record: JsValue,
-        #[wasm_bindgen(js_name = expectedRevision, unchecked_optional_param_type = "number | null")]
-        expected_revision: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let record: EffectRecord = input("record", record)?;
-        let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call_unit(|s| {
-            s.compare_and_swap_effect(&record, expected_revision)
-                .map_err(in_argument("record", &["expectedRevision"]))
-        })
-    }
-
     /// A page of the effects left started or outcome-unknown, to reconcile after a crash.
     #[wasm_bindgen(js_name = listUnresolvedEffects, unchecked_return_type = "Page<EffectRecord>")]
     pub fn list_unresolved_effects(
@@ -131,19 +98,6 @@ impl RunStoreCore {
     }
 
     // ----- run journal -----
-
-    /// Records an agent-run event; CONFLICT for a taken id or (run, sequence).
-    #[wasm_bindgen(js_name = recordRunEvent, unchecked_return_type = "undefined")]
-    pub fn record_run_event(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "RunEvent")] event: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let event: RunEvent = input("event", event)?;
-        self.call_unit(|s| {
-            s.record_run_event(&event)
-                .map_err(in_argument("event", &[]))
-        })
-    }
 
     /// A page of a run's events in sequence order.
     #[wasm_bindgen(js_name = readRunEvents, unchecked_return_type = "Page<RunEvent>")]
@@ -169,21 +123,6 @@ impl RunStoreCore {
 
     // ----- artifacts -----
 
-    /// Stores bytes; the store computes size and sha256. Putting the same artifact again under its idempotency key returns the stored one; other content under a held key is IDEMPOTENCY_CONFLICT.
-    #[wasm_bindgen(js_name = putArtifact, unchecked_return_type = "ArtifactMeta")]
-    pub fn put_artifact(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "NewArtifact")] artifact: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] now: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let artifact: NewArtifact = input("artifact", artifact)?;
-        let now: Millis = input("now", now)?;
-        self.call(|s| {
-            s.put_artifact(&artifact, now)
-                .map_err(in_argument("artifact", &["now"]))
-        })
-    }
-
     /// An artifact with its bytes, digest verified (CORRUPT on mismatch).
     #[wasm_bindgen(js_name = getArtifact, unchecked_return_type = "Artifact")]
     pub fn get_artifact(
@@ -208,28 +147,6 @@ impl RunStoreCore {
         self.call(|s| s.list_artifacts(&scope, &page))
     }
 
-    /// Deletes an artifact; returns whether it existed.
-    #[wasm_bindgen(js_name = deleteArtifact, unchecked_return_type = "boolean")]
-    pub fn delete_artifact(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
-        #[wasm_bindgen(js_name = artifactId, unchecked_param_type = "string")] artifact_id: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let scope: String = input("scope", scope)?;
-        let artifact_id: String = input("artifactId", artifact_id)?;
-        self.call_freeing(|s| s.delete_artifact(&scope, &artifact_id))
-    }
-
-    /// Deletes the artifacts expired at `now`; returns how many.
-    #[wasm_bindgen(js_name = purgeExpiredArtifacts, unchecked_return_type = "number")]
-    pub fn purge_expired_artifacts(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] now: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let now: Millis = input("now", now)?;
-        self.call_freeing(|s| s.purge_expired_artifacts(now))
-    }
-
     // ----- conversation state -----
 
     /// A conversation's state, or null.
@@ -240,21 +157,5 @@ impl RunStoreCore {
     ) -> Result<JsValue, JsValue> {
         let conversation_id: String = input("conversationId", conversation_id)?;
         self.call(|s| s.load_conversation(&conversation_id))
-    }
-
-    /// Saves a conversation's state under a revision check.
-    #[wasm_bindgen(js_name = saveConversation, unchecked_return_type = "undefined")]
-    pub fn save_conversation(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationState")] state: JsValue,
-        #[wasm_bindgen(js_name = expectedRevision, unchecked_optional_param_type = "number | null")]
-        expected_revision: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let state: ConversationState = input("state", state)?;
-        let expected_revision: Option<u64> = input("expectedRevision", expected_revision)?;
-        self.call_unit(|s| {
-            s.save_conversation(&state, expected_revision)
-                .map_err(in_argument("state", &["expectedRevision"]))
-        })
     }
 }

@@ -2,25 +2,11 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::input;
 use super::facade::RunStoreCore;
 use crate::*;
 
 #[wasm_bindgen]
 impl RunStoreCore {
-    /// Deletes up to `limit` workflows closed (completed, failed, cancelled) before `closedBefore`, oldest first, with their events, outbox rows, timers and visibility records, in one transaction; returns the counts and whether more remain. The freed space goes back to the file system.
-    #[wasm_bindgen(js_name = purgeWorkflows, unchecked_return_type = "PurgeCounts")]
-    pub fn purge_workflows(
-        &self,
-        #[wasm_bindgen(js_name = closedBefore, unchecked_param_type = "number")]
-        closed_before: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let closed_before: Millis = input("closedBefore", closed_before)?;
-        let limit: u32 = input("limit", limit)?;
-        self.call_freeing(|s| s.purge_workflows(closed_before, limit))
-    }
-
     /// The database's size in pages: `pageSize * pageCount` bytes, `freelistCount` of them free.
     #[wasm_bindgen(js_name = storageStats, unchecked_return_type = "StorageStats")]
     pub fn storage_stats(&self) -> Result<JsValue, JsValue> {

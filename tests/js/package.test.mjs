@@ -120,8 +120,8 @@ async function openThroughFollower(page) {
   });
 }
 
-test('the client forwards exactly the methods the wasm class has', async () => {
-  const { RunStoreCore } = await import('../../pkg/runstore.js');
+test('the client forwards exactly the methods the store class has', async () => {
+  const { RunStoreCore } = await import('../../js/core.js');
   const own = Object.getOwnPropertyNames(RunStoreCore.prototype).filter(
     (name) => !['constructor', 'free', 'close', 'flush', 'persistence'].includes(name) && !name.startsWith('__'),
   );
