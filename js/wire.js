@@ -97,16 +97,19 @@ function cloned(method, args) {
 }
 
 /**
- * A write method's call as `{ text, holes, bytes }` for the store's `__write`, or null when its
- * arguments are not plain data.
+ * A write method's call as `{ text, holes, bytes }` for the store's `__call`, or null when its
+ * arguments are not plain data. Its byte arrays are the caller's own, as in `stepAsText`.
  */
 export function callAsText(method, args) {
-  return encodeCall(method, args, null);
+  return encodeCall(method, args, null, false);
 }
 
-/** A write method's call as text, or null when its arguments are not plain data. */
-function encodeCall(method, args, requestId) {
-  const encoder = new Encoder();
+/**
+ * A write method's call as text, or null when its arguments are not plain data; its byte
+ * arrays copied unless `copy` is false.
+ */
+function encodeCall(method, args, requestId, copy = true) {
+  const encoder = new Encoder(copy);
   // Trailing absent arguments are left out; the store reads them as absent. One in between
   // has no JSON form: those go as values.
   let count = args.length;
@@ -123,9 +126,10 @@ function encodeCall(method, args, requestId) {
 /**
  * A step as text, or null when it is not plain data. Its `requestId` property is read once,
  * with the rest: a step without one is committed under `requestId` (the store fills it in).
+ * Its byte arrays are copied unless `copy` is false.
  */
-function encodeStep(step, requestId) {
-  const encoder = new Encoder();
+function encodeStep(step, requestId, copy = true) {
+  const encoder = new Encoder(copy);
   let text;
   let own;
   try {
@@ -139,12 +143,13 @@ function encodeStep(step, requestId) {
 }
 
 /**
- * A step as `{ requestId, text, holes, bytes }` for the store's `__write`, or null when it is
+ * A step as `{ requestId, text, holes, bytes }` for the store's `__call`, or null when it is
  * not plain data (the store's walk then names what it refuses). Under the step's own request
- * id, or none.
+ * id, or none. Its byte arrays are the caller's own, not copies: the store reads them before
+ * the caller can change them.
  */
 export function stepAsText(step) {
-  return encodeStep(step, null);
+  return encodeStep(step, null, false);
 }
 
 /**
@@ -176,6 +181,11 @@ class Encoder {
   holes = [];
   bytes = [];
   left = 0;
+
+  /** `copy`: whether byte arrays travel as copies made now (a message posted later) or as they are. */
+  constructor(copy) {
+    this.copy = copy;
+  }
 
   /** One argument's text; `onTopField(key, value)` hears each field of a top-level object. */
   argument(value, onTopField) {
@@ -220,17 +230,20 @@ class Encoder {
     return 'null';
   }
 
-  /** A Uint8Array: copied now, and sent beside the text in place of a null. */
+  /** A Uint8Array, sent beside the text in place of a null: copied now, unless told not to. */
   hole(view) {
     if (Object.prototype.toString.call(view) !== '[object Uint8Array]') throw UNFAITHFUL;
     const length = view.byteLength;
     // A detached array: the store's walk names it.
     if (length > MAX_BLOB_BYTES || (length === 0 && view.buffer.detached)) throw UNFAITHFUL;
     this.spend(length);
-    const copy = new Uint8Array(length);
-    copy.set(view);
+    let bytes = view;
+    if (this.copy) {
+      bytes = new Uint8Array(length);
+      bytes.set(view);
+    }
     this.holes.push(this.nulls);
-    this.bytes.push(copy);
+    this.bytes.push(bytes);
     return this.null();
   }
 

@@ -1,7 +1,7 @@
-// `runstore/core`'s `commit` in Node (js/core.js): a step goes to the wasm as its JSON text with
-// its bytes beside it (wire.js's encoder, the store's `__write`), and as its values when it is
-// not plain data, for the walk to name what it refuses. What either way answers is the step's
-// outcome alone, as the wasm's `commit` answers it.
+// `runstore/core`'s `commit` and write methods in Node (js/core.js): a call goes to the wasm as
+// its arguments' JSON text with their bytes beside it (wire.js's encoder, the store's `__call`),
+// and as its values when they are not plain data, for the walk to name what it refuses. What
+// either way answers is what the method answers: for `commit` the step's outcome alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStoreError } from '../../js/errors.js';
@@ -29,17 +29,20 @@ test('a step as text answers its outcomes, and a step sent again under its reque
   await store.close();
 });
 
-test('bytes in a step reach the store beside its text, each in its place', async () => {
+test('bytes in a step or a write method reach the store beside its text, each in its place', async () => {
   const store = await openMemoryStore(`core-commit-${Math.random()}`);
-  const inputs = [new Uint8Array([1, 2, 3]), new Uint8Array(0), new Uint8Array([255])];
+  // Views into a larger buffer and Node's Buffer (a Uint8Array of its own class) among them.
+  const inputs = [new Uint8Array([1, 2, 3]), new Uint8Array(0), new Uint8Array([9, 9, 4, 5, 6, 9]).subarray(2, 5), Buffer.from([7, 8])];
   store.commit({
     operations: [{
       op: 'append', workflowId: 'wf', events: [event(1, null)], expectedSeq: 0,
       outbox: inputs.map((input, i) => row(`k${i}`, input)),
     }],
   });
+  assert.equal(store.insertOutbox(inputs.map((input, i) => row(`m${i}`, input))), inputs.length);
   const claimed = store.claimOutbox(1, 10).sort((a, b) => a.dispatchKey.localeCompare(b.dispatchKey));
-  assert.deepEqual(claimed.map((r) => [...r.input]), inputs.map((input) => [...input]));
+  const expected = inputs.map((input) => [...input]);
+  assert.deepEqual(claimed.map((r) => [...r.input]), [...expected, ...expected]);
   await store.close();
 });
 
