@@ -772,10 +772,9 @@ export class WorkflowEngine {
 
   // ----- the store -----
 
-  /** Commits `step`; on a store without change notices (runstore/core) tells this process's engines what changed, from the store's feed. */
+  /** Commits `step`; on a store without change notices (runstore/core) tells this process's engines what changed. */
   async write(step) {
-    const outcome = await this.#store.commit(step);
-    this.#notices.committed();
+    const outcome = await this.#notices.commit(step);
     // A message for a run (a child's end, a cancellation) goes to the run at once if it runs here.
     if (step.operations.some((op) => op.op === 'insertOutbox')) this.#readInbox();
     return outcome;

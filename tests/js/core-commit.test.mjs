@@ -61,3 +61,23 @@ test('a step that is not plain data goes as values: the walk names the field, an
   assert.equal(store.head('wf'), 0);
   await store.close();
 });
+
+test('on runstore/core the workflow engines hear each commit once and in order, their own from its answer and the rest from the feed', async () => {
+  const { noticesOf } = await import('../../js/workflow-notices.js');
+  const store = await openMemoryStore(`core-commit-${Math.random()}`);
+  const notices = noticesOf(store);
+  const heard = [];
+  notices.listen((change) => heard.push([change.number, change.workflowIds]));
+  const append = (workflowId, requestId) => ({ requestId, operations: [{ op: 'append', workflowId, events: [event(1)], expectedSeq: 0 }] });
+  await notices.commit(append('a', 'r-a'));
+  assert.deepEqual(heard, [[1, ['a']]]);
+  // Committed by the app itself, not through the engines: heard with the engines' next commit.
+  store.commit(append('b'));
+  assert.equal(heard.length, 1);
+  await notices.commit(append('c'));
+  assert.deepEqual(heard, [[1, ['a']], [2, ['b']], [3, ['c']]]);
+  // A step sent again is a replay: nothing new to hear.
+  assert.deepEqual(await notices.commit(append('a', 'r-a')), { outcomes: [{ op: 'append', head: 1 }], replayed: true });
+  assert.equal(heard.length, 3);
+  await store.close();
+});
