@@ -51,7 +51,7 @@ class Notices {
    * is told as it is; else the feed is read from the last change told.
    */
   async commit(step) {
-    const message = this.#feed === null ? null : stepAsText(step);
+    const message = typeof this.#feed?.__write === 'function' ? stepAsText(step) : null;
     if (message === null) {
       const outcome = await this.#store.commit(step);
       this.committed();

@@ -35,6 +35,7 @@ mod facade_steps;
 mod facade_sync;
 mod facade_transfer;
 mod facade_workflow;
+mod facade_writes;
 mod indexeddb;
 mod intrinsics;
 mod json_text;
