@@ -8,17 +8,32 @@ import { WRITES, callAsText, stepAsText } from './wire.js';
 
 // The wasm throws plain Errors carrying `code` and fields; callers get RunStoreError instances
 // they can test with instanceof, the same class the main-thread client rejects with.
+//
+// Most reads are not exports of their own either: they share one, `__read`, which reads each
+// argument as the method did (src/wasm/facade_reads.rs). The hot ones (a history, a head, a
+// checkpoint) keep their own exports.
 for (const method of METHODS) {
   if (WRITES.has(method)) continue;
-  const call = RunStoreCore.prototype[method];
-  define(method, function (...args) {
+  const own = RunStoreCore.prototype[method];
+  if (own) {
+    define(method, function (...args) {
+      try {
+        return own.apply(this, args);
+      } catch (error) {
+        throw toRunStoreError(error);
+      }
+    });
+    continue;
+  }
+  define(method, function (first, second, third) {
     try {
-      return call.apply(this, args);
+      return this.__read(method, first, second, third);
     } catch (error) {
       throw toRunStoreError(error);
     }
   });
 }
+
 // Every write method, and `commit`, runs as a step, its arguments sent as JSON text with their
 // bytes beside them, as the main-thread client sends them (wire.js, host.js): the wasm reads
 // text at a fraction of the cost of walking the same objects through calls into JS, and one

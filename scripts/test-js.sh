@@ -101,6 +101,6 @@ echo "=== the package under Bun, on the file medium"
 [ -x tests/bun/node_modules/.bin/bun ] || npm ci --prefix tests/bun --no-audit --no-fund --loglevel=error
 tests/bun/node_modules/.bin/bun tests/bun/file.mjs
 echo "=== the client's modules, runstore/core's steps as text and the tab protocol, in Node"
-node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/core-commit.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
+node --test --test-concurrency=1 tests/js/wire.test.mjs tests/js/core-commit.test.mjs tests/js/core-reads.test.mjs tests/js/changes.test.mjs tests/js/tabs-protocol.test.mjs
 echo "=== the package in Node under another realm's globals, and what npm packs"
 node --test tests/js/bytes-any-realm.test.mjs tests/js/pack.test.mjs

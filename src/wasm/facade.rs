@@ -1,7 +1,9 @@
 //! `RunStoreCore`: the store as a JS class, for use inside a dedicated worker (the package's
 //! main-thread `RunStore` client drives one over postMessage). Each method converts its
 //! arguments, calls the store and converts the answer back: no SQL and no logic here. The
-//! methods of each area are in `facade_workflow.rs` and `facade_agent.rs`.
+//! write methods run as steps (`facade_steps.rs`, `facade_writes.rs`), most reads through one
+//! way in (`facade_reads.rs`); the hot reads keep exports of their own (`facade_workflow.rs`,
+//! `facade_agent.rs`).
 //!
 //! Arguments are plain JS values: strings, safe integers (times in milliseconds since the
 //! epoch), plain objects, arrays and `Uint8Array` for bytes. `undefined` or `null` stands for an

@@ -72,7 +72,7 @@ fn values(arguments: Array) -> Arguments {
 
 /// A call's arguments, read one by one as the store method of the same name reads them: as
 /// JSON text (already read into trees) or as JS values (walked when their turn comes).
-enum Arguments {
+pub(super) enum Arguments {
     Text(std::vec::IntoIter<Value>),
     Values(std::vec::IntoIter<JsValue>),
 }
@@ -89,13 +89,16 @@ impl Arguments {
     }
 
     /// The next argument as `T`, named `name`.
-    fn next<T: DeserializeOwned>(&mut self, name: &str) -> Result<T> {
+    pub(super) fn next<T: DeserializeOwned>(&mut self, name: &str) -> Result<T> {
         let tree = self.tree(name)?;
         from_tree(name, tree)
     }
 
     /// As [`Arguments::next`], with `T::default()` for an absent (`undefined` or `null`) one.
-    fn next_or_default<T: DeserializeOwned + Default>(&mut self, name: &str) -> Result<T> {
+    pub(super) fn next_or_default<T: DeserializeOwned + Default>(
+        &mut self,
+        name: &str,
+    ) -> Result<T> {
         match self.tree(name)? {
             Value::Undefined | Value::Null => Ok(T::default()),
             tree => from_tree(name, tree),

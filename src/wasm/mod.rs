@@ -30,6 +30,7 @@ mod convert;
 mod errors;
 mod facade;
 mod facade_agent;
+mod facade_reads;
 mod facade_retention;
 mod facade_steps;
 mod facade_sync;
