@@ -25,7 +25,7 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// first visit's open takes a third of the time in SQLite (BENCHMARKS.md, "Time to a usable
 /// store", 2026-12-07). A store made either way has exactly the same schema; a test checks it,
 /// and writes the script again after a new migration (see `tests` below).
-const NEW_STORE: &str = include_str!("schema_new_store.sql");
+const NEW_STORE: &str = include_str!("new_store.sql");
 
 pub(crate) fn user_version(conn: &Connection) -> Result<u32> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
@@ -135,10 +135,7 @@ mod tests {
     use super::*;
 
     /// Where the script is, for the test that writes it.
-    const NEW_STORE_PATH: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/src/sqlite/schema_new_store.sql"
-    );
+    const NEW_STORE_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sqlite/new_store.sql");
 
     /// A database with every migration applied, one after another.
     fn migrated() -> Connection {
@@ -215,7 +212,7 @@ mod tests {
         }
         assert!(
             NEW_STORE == expected,
-            "src/sqlite/schema_new_store.sql is not what the migrations leave: write it again \
+            "src/sqlite/new_store.sql is not what the migrations leave: write it again \
              with `RUNSTORE_WRITE_SCHEMA=1 cargo test --lib new_store`"
         );
     }

@@ -1,18 +1,15 @@
 // The official SQLite WebAssembly build (@sqlite.org/sqlite-wasm, oo1 API, prepared
 // statements) running the SQL runstore runs for each workload, on a database set up as runstore
 // sets up its own: the same PRAGMAs (src/sqlite/mod.rs `configure`), incremental auto-vacuum,
-// then every migration of src/sqlite (schema.sql, schema_2.sql, ...) in one IMMEDIATE
-// transaction. Its methods have the names and results of runstore's, so that workloads.js
+// then a new store's schema (src/sqlite/new_store.sql, what every migration leaves) in one
+// IMMEDIATE transaction. Its methods have the names and results of runstore's, so that workloads.js
 // drives both sides with the same code.
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
+import NEW_STORE from '../../../src/sqlite/new_store.sql?raw';
 
-// Every migration file, in migration order: schema.sql is the first, schema_N.sql the N-th.
-const migrationNumber = (path) => Number(/schema_(\d+)\.sql$/.exec(path)?.[1] ?? 1);
-const MIGRATIONS = Object.entries(
-  import.meta.glob('../../../src/sqlite/schema*.sql', { query: '?raw', import: 'default', eager: true }),
-)
-  .sort(([a], [b]) => migrationNumber(a) - migrationNumber(b))
-  .map(([, sql]) => sql);
+/** The schema version a new store gets: one per migration file (schema.sql, schema_N.sql). */
+const SCHEMA_VERSION = Object.keys(import.meta.glob('../../../src/sqlite/schema*.sql', { query: '?raw', eager: true }))
+  .filter((path) => /\/schema(_\d+)?\.sql$/.test(path)).length;
 
 /** The event encoding's version byte (EVENT_VERSION in src/model/journal.rs). */
 const EVENT_VERSION = 1;
@@ -157,8 +154,8 @@ export class OfficialStore {
     const db = this.#db;
     db.exec('PRAGMA auto_vacuum = INCREMENTAL; VACUUM;');
     db.transaction('IMMEDIATE', () => {
-      for (const sql of MIGRATIONS) db.exec(sql);
-      db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+      db.exec(NEW_STORE);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     });
   }
 
