@@ -21,10 +21,11 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// A new store's schema at [`SCHEMA_VERSION`] in one script: every entry the migrations leave,
 /// SQL text and all, and the rows they insert. A new store is made from it rather than by
-/// replaying the migrations, whose `ALTER TABLE`s parse the whole schema again each: the
-/// first visit's open takes a third of the time in SQLite (BENCHMARKS.md, "Time to a usable
-/// store", 2026-12-07). A store made either way has exactly the same schema; a test checks it,
-/// and writes the script again after a new migration (see `tests` below).
+/// replaying the migrations, whose `ALTER TABLE`s parse the whole schema again each: a
+/// first visit's schema statements take a third of the time (BENCHMARKS.md, "Time to a
+/// usable store: a new store's schema in one script"). A store made either way has exactly the
+/// same schema; a test checks it, and writes the script again after a new migration (see
+/// `tests` below).
 const NEW_STORE: &str = include_str!("new_store.sql");
 
 pub(crate) fn user_version(conn: &Connection) -> Result<u32> {
