@@ -14,20 +14,12 @@ import { WRITES, callAsText, stepAsText } from './wire.js';
 // checkpoint) keep their own exports.
 for (const method of METHODS) {
   if (WRITES.has(method)) continue;
-  const own = RunStoreCore.prototype[method];
-  if (own) {
-    define(method, function (...args) {
-      try {
-        return own.apply(this, args);
-      } catch (error) {
-        throw toRunStoreError(error);
-      }
-    });
-    continue;
-  }
-  define(method, function (first, second, third) {
+  const call = RunStoreCore.prototype[method] ?? function (first, second, third) {
+    return this.__read(method, first, second, third);
+  };
+  define(method, function (...args) {
     try {
-      return this.__read(method, first, second, third);
+      return call.apply(this, args);
     } catch (error) {
       throw toRunStoreError(error);
     }

@@ -1,7 +1,7 @@
 // The store's methods, as RunStoreCore exposes them (src/wasm/facade_*.rs, and js/core.js for
-// the write methods and most reads), with their parameter names in order: errors name the argument they are
-// about. The main-thread client forwards each to the worker; a test checks this table against
-// the class.
+// the write methods and most reads), with their parameter names in order: errors name the
+// argument they are about. The main-thread client forwards each to the worker; a test checks
+// this table against the class.
 export const PARAMETERS = Object.freeze({
   append: ['workflowId', 'events', 'expectedSeq'],
   appendWithOutbox: ['workflowId', 'events', 'expectedSeq', 'outbox'],
