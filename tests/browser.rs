@@ -325,11 +325,10 @@ async fn files_held_by_another_context_make_install_busy_and_delete_nothing() {
     pool.close().await.unwrap();
 
     // Something outside the store (the official SQLite build, a worker still shutting down)
-    // holds a sync access handle on one of the pool's files without taking the Web Lock:
-    // first the pool's lock file, which install takes first, then the slot it reaches last,
-    // after it has acquired every other file.
-    let last_slot = format!(".opaque/{}", last_entry("held/.opaque").await);
-    for held in [".lock", last_slot.as_str()] {
+    // holds a sync access handle on one of the pool's files without taking the Web Lock: the
+    // first slot of the directory and then the last (install asks for every slot at once).
+    let (first, last) = first_and_last_entries("held/.opaque").await;
+    for held in [format!(".opaque/{first}"), format!(".opaque/{last}")] {
         let handle = open_sync_handle(&format!("held/{held}")).await;
         let started = now();
         let refused = install_pool("held").await;
@@ -369,22 +368,26 @@ async fn directory(path: &str) -> web_sys::FileSystemDirectoryHandle {
     dir
 }
 
-/// The name of the last entry of the OPFS directory `path`, in iteration order.
-async fn last_entry(path: &str) -> String {
+/// The names of the first and the last entry of the OPFS directory `path`, in iteration
+/// order.
+async fn first_and_last_entries(path: &str) -> (String, String) {
     use wasm_bindgen_futures::JsFuture;
     let keys = directory(path).await.keys();
-    let mut last = None;
+    let mut names = Vec::new();
     loop {
         let next = JsFuture::from(keys.next().unwrap()).await.unwrap();
         let done = js_sys::Reflect::get(&next, &"done".into()).unwrap();
         if done.is_truthy() {
             break;
         }
-        last = js_sys::Reflect::get(&next, &"value".into())
-            .unwrap()
-            .as_string();
+        names.extend(
+            js_sys::Reflect::get(&next, &"value".into())
+                .unwrap()
+                .as_string(),
+        );
     }
-    last.expect("the directory has entries")
+    assert!(names.len() > 1, "the directory has slots: {names:?}");
+    (names[0].clone(), names[names.len() - 1].clone())
 }
 
 /// Opens a sync access handle on the OPFS file at `path`.

@@ -9,8 +9,6 @@
 //! epoch), plain objects, arrays and `Uint8Array` for bytes. `undefined` or `null` stands for an
 //! absent optional argument. Every failure is thrown as an `Error` with `.code`.
 
-use std::rc::Rc;
-
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -92,8 +90,6 @@ const TYPES: &str = include_str!("../../js/types.d.ts");
 pub struct RunStoreCore {
     store: Option<SqliteStore>,
     place: Option<Place>,
-    /// OPFS space held back for deletes on a full origin (see `reserve.rs`).
-    reserve: Option<Rc<Reserve>>,
 }
 
 impl RunStoreCore {
@@ -116,7 +112,7 @@ impl RunStoreCore {
     /// stopped it (see `errors::last_write_was_short`).
     pub(super) fn full_if_short(&self, error: Error) -> Error {
         match (&error, &self.place) {
-            (Error::Backend { message }, Some(Place::Opfs(pool)))
+            (Error::Backend { message }, Some(Place::Opfs(pool, _)))
                 if message.contains("disk I/O error")
                     && super::errors::last_write_was_short(pool.name()) =>
             {
@@ -177,7 +173,7 @@ impl RunStoreCore {
     pub(super) fn freeing<T>(&self, op: impl Fn(&SqliteStore) -> Result<T>) -> Result<T> {
         let store = self.store()?;
         let op = |s: &SqliteStore| op(s).map_err(|e| self.full_if_short(e));
-        let Some(reserve) = self.reserve.as_ref() else {
+        let Some(Place::Opfs(_, reserve)) = self.place.as_ref() else {
             return op(store);
         };
         let mut result = op(store);
@@ -229,11 +225,7 @@ impl RunStoreCore {
         )
         .await
         .map_err(js_error)?;
-        let reserve = match &place {
-            Place::Opfs(pool) => Some(Reserve::acquire(pool.name()).await),
-            _ => None,
-        };
-        if let Some(reserve) = &reserve {
+        if let Place::Opfs(_, reserve) = &place {
             // Pages an earlier delete freed on a full origin but could not give back; the
             // reserve then takes what room that left it.
             give_back(&store, reserve);
@@ -242,7 +234,6 @@ impl RunStoreCore {
         Ok(RunStoreCore {
             store: Some(store),
             place: Some(place),
-            reserve,
         })
     }
 
@@ -324,18 +315,15 @@ impl RunStoreCore {
     /// `close` fail.
     pub fn close(&mut self) -> js_sys::Promise {
         self.store = None;
-        let reserve = self.reserve.take();
         let place = self.place.take();
         wasm_bindgen_futures::future_to_promise(async move {
             match place {
-                Some(Place::Opfs(pool)) => {
+                Some(Place::Opfs(pool, reserve)) => {
                     // The files closed, the origin has back the room they no longer hold: the
                     // reserve takes its share before the next opener (which waits for the
                     // pool's lock) can.
                     pool.close_files().map_err(js_error)?;
-                    if let Some(reserve) = reserve {
-                        reserve.fill().await;
-                    }
+                    reserve.fill().await;
                     pool.close().await.map_err(js_error)?;
                 }
                 Some(place) => place.close().await.map_err(js_error)?,

@@ -105,6 +105,18 @@ pub fn open_in_memory() -> Result<SqliteStore> {
 /// - [`Error::Corrupt`] when a pool file has an unreadable header; [`Error::StorageFull`] when
 ///   the quota does not allow the pool's files; [`Error::Backend`] otherwise.
 pub async fn install_pool(name: &str) -> Result<OpfsPool> {
+    let (pool, ()) = install_pool_beside(name, DEFAULT_POOL_SLOTS, std::future::ready(())).await?;
+    Ok(pool)
+}
+
+/// As [`install_pool`], a new pool with `slots` slots, running `beside` once the pool's lock is
+/// held, while the pool's files are being opened (each a round trip to the browser's storage
+/// process): what belongs to the pool is asked for at once, and only by the lock's holder.
+pub(super) async fn install_pool_beside<F: std::future::Future>(
+    name: &str,
+    slots: usize,
+    beside: F,
+) -> Result<(OpfsPool, F::Output)> {
     check_pool_name(name)?;
     check_opfs()?;
     let Some(lock) = WebLock::try_acquire(&lock_name(name)).await? else {
@@ -112,13 +124,16 @@ pub async fn install_pool(name: &str) -> Result<OpfsPool> {
             message: format!("OPFS pool {name} is held by another tab or worker"),
         });
     };
-    match install_with_retry(name).await {
-        Ok(util) => Ok(OpfsPool {
-            name: name.to_owned(),
-            util,
-            lock: std::cell::RefCell::new(Some(lock)),
-        }),
-        Err(error) => {
+    match futures_util::future::join(install_with_retry(name, slots), beside).await {
+        (Ok(util), beside) => Ok((
+            OpfsPool {
+                name: name.to_owned(),
+                util,
+                lock: std::cell::RefCell::new(Some(lock)),
+            },
+            beside,
+        )),
+        (Err(error), _) => {
             // sqlite-wasm-vfs has closed the handles the failed install acquired; the lock
             // goes too, and the install's error is the one worth reporting.
             let _ = lock.release().await;
@@ -197,11 +212,14 @@ fn check_opfs() -> Result<()> {
 /// files, for at most [`HANDLE_RETRY_MS`]. The pauses stay short (10 ms, doubling up to
 /// 100 ms): the files of a worker that just ended come free within a few hundred ms, and a
 /// tab taking over should notice within one short pause of that.
-async fn install_with_retry(name: &str) -> Result<OpfsSAHPoolUtil> {
+async fn install_with_retry(name: &str, slots: usize) -> Result<OpfsSAHPoolUtil> {
     let config = OpfsSAHPoolCfgBuilder::new()
         .vfs_name(name)
         .directory(name)
-        .initial_capacity(DEFAULT_POOL_SLOTS)
+        .initial_capacity(slots)
+        // The pool's Web Lock, taken before the install, keeps other tabs and workers out: the
+        // lock file would be one more file and handle for every open to wait for.
+        .lock_file(false)
         .build();
     let mut waited = 0;
     let mut pause = 10;

@@ -6,7 +6,8 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use super::node_file::{self, FileLock};
-use super::{install_idb, install_pool, open_in_memory, IdbPool, OpfsPool};
+use super::reserve::Reserve;
+use super::{install_idb, install_pool_beside, open_in_memory, IdbPool, OpfsPool};
 use crate::{Durability, Error, Key, Result, SqliteStore};
 
 /// Where `RunStoreCore.open` keeps the database.
@@ -29,9 +30,16 @@ pub(super) enum Persistence {
 /// The database file inside a store's pool.
 const DATABASE_FILE: &str = "/runstore.db";
 
+/// The slots a store's new pool holds: its file, its WAL, and the encrypted copy with its
+/// journal that encrypting it in place makes (`sqlite/encrypt.rs`). Each is two round trips
+/// to the browser's storage process, which Firefox answers one after another: a first
+/// visit's open waits for them.
+const STORE_SLOTS: usize = 4;
+
 /// What holds an open store's database.
 pub(super) enum Place {
-    Opfs(OpfsPool),
+    /// The pool, and the reserve of OPFS space held back for its deletes.
+    Opfs(OpfsPool, Reserve),
     IndexedDb(Rc<IdbPool>),
     Memory,
     File(FileLock),
@@ -41,7 +49,7 @@ impl Place {
     /// The persistence the store took: `"opfs"`, `"indexeddb"` or `"memory"`.
     pub(super) fn persistence(&self) -> &'static str {
         match self {
-            Place::Opfs(_) => "opfs",
+            Place::Opfs(..) => "opfs",
             Place::IndexedDb(_) => "indexeddb",
             Place::Memory => "memory",
             Place::File(_) => "file",
@@ -52,7 +60,7 @@ impl Place {
     /// what is not stored yet first.
     pub(super) async fn close(self) -> Result<()> {
         match self {
-            Place::Opfs(pool) => pool.close().await,
+            Place::Opfs(pool, _) => pool.close().await,
             Place::IndexedDb(pool) => pool.close().await,
             Place::Memory => Ok(()),
             Place::File(lock) => {
@@ -110,14 +118,16 @@ fn open_memory(key: Option<&Key>) -> Result<(SqliteStore, Place)> {
     Ok((open_in_memory()?, Place::Memory))
 }
 
+/// Opens the store on OPFS, with the reserve of its pool (see `reserve.rs`) opened while the
+/// pool's files are.
 async fn open_opfs(
     name: &str,
     durability: Durability,
     key: Option<&Key>,
 ) -> Result<(SqliteStore, Place)> {
-    let pool = install_pool(name).await?;
+    let (pool, reserve) = install_pool_beside(name, STORE_SLOTS, Reserve::open(name)).await?;
     match pool.open_with_key(DATABASE_FILE, durability, key) {
-        Ok(store) => Ok((store, Place::Opfs(pool))),
+        Ok(store) => Ok((store, Place::Opfs(pool, reserve))),
         Err(error) => {
             // The open's error is the one worth reporting.
             let _ = pool.close().await;

@@ -23,7 +23,6 @@
 //! opens, in both cases as large as the origin has room for.
 
 use std::cell::RefCell;
-use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -51,14 +50,14 @@ pub struct Reserve {
 }
 
 impl Reserve {
-    /// Sets up the reserve of the pool `pool` (see [`Reserve::fill`]).
-    pub async fn acquire(pool: &str) -> Rc<Reserve> {
-        let reserve = Rc::new(Reserve {
+    /// Opens the reserve file of the pool `pool`, best effort (see [`Reserve::fill`]), without
+    /// growing it: the store's own files take the room they need first, then
+    /// [`Reserve::top_up`] grows the reserve.
+    pub async fn open(pool: &str) -> Reserve {
+        Reserve {
             pool: pool.to_owned(),
-            handle: RefCell::new(None),
-        });
-        reserve.fill().await;
-        reserve
+            handle: RefCell::new(open(pool).await.ok()),
+        }
     }
 
     /// Opens the reserve file if it is closed and grows it (see [`Reserve::top_up`]). Best

@@ -186,7 +186,13 @@ impl Deref for SyncAccessFile {
 
 impl SyncAccessFile {
     // Keep awaiting after caller cancellation so the acquired handle is closed.
-    async fn acquire(handle: FileSystemFileHandle, opaque: String) -> Result<Self> {
+    // runstore: the request starts when this is called, not when the answer is first awaited,
+    // so that a pool's files are asked for at once (each is a round trip to the browser's
+    // storage process, which a new or returning pool's first open waits for).
+    fn acquire(
+        handle: FileSystemFileHandle,
+        opaque: String,
+    ) -> impl std::future::Future<Output = Result<Self>> {
         #[derive(Default)]
         struct Pending {
             result: Option<Result<SyncAccessFile>>,
@@ -219,7 +225,7 @@ impl SyncAccessFile {
             }
         });
 
-        poll_fn(|cx| {
+        poll_fn(move |cx| {
             let mut pending = pending.borrow_mut();
 
             if let Some(result) = pending.result.take() {
@@ -229,7 +235,6 @@ impl SyncAccessFile {
                 Poll::Pending
             }
         })
-        .await
     }
 
     fn physical_size(&self) -> Result<u64> {
@@ -580,7 +585,7 @@ impl Drop for Operation<'_> {
 struct OpfsSAHPool {
     last_error: RefCell<Option<VfsError>>,
     dh_opaque: FileSystemDirectoryHandle,
-    lock_file: FileSystemFileHandle,
+    lock_file: Option<FileSystemFileHandle>,
     lease: RefCell<Option<SyncAccessFile>>,
     available_files: RefCell<Vec<SyncAccessFile>>,
     map_filename_to_file: RefCell<HashMap<String, SyncAccessFile>>,
@@ -638,28 +643,37 @@ impl OpfsSAHPool {
                 .into();
         }
 
+        // runstore: the slots' directory is asked for beside the lock file and its handle.
+        let dh_opaque =
+            JsFuture::from(handle.get_directory_handle_with_options(".opaque", &create));
+
         // Lock the namespace even when it has no slots yet. Otherwise two
         // workers can initialize an empty directory into disjoint pools.
-        let options_lock = FileSystemGetFileOptions::new();
-        options_lock.set_create(true);
-        let lock_file: FileSystemFileHandle =
-            JsFuture::from(handle.get_file_handle_with_options(".lock", &options_lock))
-                .await
-                .map_err(|err| OpfsSAHError::js("get pool lock file", err))?
-                .into();
-        let lease = SyncAccessFile::acquire(lock_file.clone(), ".lock".into()).await?;
-
-        let dh_opaque =
-            JsFuture::from(handle.get_directory_handle_with_options(".opaque", &create))
-                .await
-                .map_err(|err| OpfsSAHError::js("get opaque directory", err))?
-                .into();
+        // runstore: unless the caller keeps other workers out itself
+        // (`OpfsSAHPoolCfgBuilder::lock_file`).
+        let (lock_file, lease) = if options.lock_file {
+            let options_lock = FileSystemGetFileOptions::new();
+            options_lock.set_create(true);
+            let lock_file: FileSystemFileHandle =
+                JsFuture::from(handle.get_file_handle_with_options(".lock", &options_lock))
+                    .await
+                    .map_err(|err| OpfsSAHError::js("get pool lock file", err))?
+                    .into();
+            let lease = SyncAccessFile::acquire(lock_file.clone(), ".lock".into()).await?;
+            (Some(lock_file), Some(lease))
+        } else {
+            (None, None)
+        };
+        let dh_opaque = dh_opaque
+            .await
+            .map_err(|err| OpfsSAHError::js("get opaque directory", err))?
+            .into();
 
         let pool = Rc::new(Self {
             last_error: RefCell::new(None),
             dh_opaque,
             lock_file,
-            lease: RefCell::new(Some(lease)),
+            lease: RefCell::new(lease),
             available_files: RefCell::new(Vec::new()),
             map_filename_to_file: RefCell::new(HashMap::new()),
             quarantined_files: RefCell::new(Vec::new()),
@@ -738,31 +752,45 @@ impl OpfsSAHPool {
             .try_reserve(n)
             .map_err(|_| OpfsSAHError::OutOfMemory)?;
 
-        for _ in 0..n {
-            let mut slot = None;
-            for _ in 0..MAX_FILENAME_ATTEMPTS {
+        // runstore: the slots still missing are asked for at once, each file and then its
+        // handle, rather than one slot after another. A name that reached an existing file
+        // (a random-name collision) is tried again under a new one, in the next round.
+        let options = FileSystemGetFileOptions::new();
+        options.set_create(true);
+        for _ in 0..MAX_FILENAME_ATTEMPTS {
+            let mut names: Vec<String> = Vec::new();
+            while names.len() < n - added.len() {
                 let opaque = random_name(|buf| self.os.random(buf))?;
-                if self
-                    .available_files
-                    .borrow()
-                    .iter()
-                    .chain(self.map_filename_to_file.borrow().values())
-                    .chain(added.iter())
-                    .any(|file: &SyncAccessFile| file.opaque == opaque)
-                {
-                    continue;
+                let taken = names.contains(&opaque)
+                    || self
+                        .available_files
+                        .borrow()
+                        .iter()
+                        .chain(self.map_filename_to_file.borrow().values())
+                        .chain(added.iter())
+                        .any(|file: &SyncAccessFile| file.opaque == opaque);
+                if !taken {
+                    names.push(opaque);
                 }
-
-                let options = FileSystemGetFileOptions::new();
-                options.set_create(true);
-                let handle = JsFuture::from(
-                    self.dh_opaque
-                        .get_file_handle_with_options(&opaque, &options),
-                )
-                .await
-                .map_err(|err| OpfsSAHError::js("create pool file", err))?
-                .into();
-                let file = SyncAccessFile::acquire(handle, opaque).await?;
+            }
+            let files: Vec<_> = names
+                .iter()
+                .map(|opaque| {
+                    JsFuture::from(
+                        self.dh_opaque
+                            .get_file_handle_with_options(opaque, &options),
+                    )
+                })
+                .collect();
+            let mut handles = Vec::new();
+            for (file, opaque) in files.into_iter().zip(names) {
+                let handle = file
+                    .await
+                    .map_err(|err| OpfsSAHError::js("create pool file", err))?;
+                handles.push(SyncAccessFile::acquire(handle.into(), opaque));
+            }
+            for handle in handles {
+                let file = handle.await?;
 
                 // Never overwrite a file reached by a random-name collision.
                 if file.physical_size()? != 0 {
@@ -783,15 +811,15 @@ impl OpfsSAHPool {
                     return Err(error);
                 }
 
-                slot = Some(file);
-                break;
+                added.push(file);
             }
-            added.push(slot.ok_or(OpfsSAHError::NameCollision)?);
+            if added.len() == n {
+                self.available_files.borrow_mut().extend(added);
+                return Ok(self.capacity());
+            }
         }
 
-        self.available_files.borrow_mut().extend(added);
-
-        Ok(self.capacity())
+        Err(OpfsSAHError::NameCollision)
     }
 
     async fn ensure_capacity(&self, min: usize) -> Result<()> {
@@ -840,7 +868,7 @@ impl OpfsSAHPool {
     }
 
     async fn acquire_access_handles(&self, clear: bool) -> Result<()> {
-        let mut acquired = Vec::new();
+        let mut found = Vec::new();
         let iter = self.dh_opaque.entries();
         loop {
             let next: IteratorNext = JsFuture::from(
@@ -863,11 +891,25 @@ impl OpfsSAHPool {
             let kind = Reflect::get(&value, &"kind".into())
                 .map_err(|err| OpfsSAHError::js("get directory entry kind", err))?;
             if kind.as_string().as_deref() == Some("file") {
-                acquired
+                found
                     .try_reserve(1)
                     .map_err(|_| OpfsSAHError::OutOfMemory)?;
-                acquired.push(SyncAccessFile::acquire(value.into(), opaque).await?);
+                found.push((FileSystemFileHandle::from(value), opaque));
             }
+        }
+
+        // runstore: every handle is asked for at once (a returning visit's open waits for
+        // them); one refused drops the others, closing them, as before.
+        let requests: Vec<_> = found
+            .into_iter()
+            .map(|(handle, opaque)| SyncAccessFile::acquire(handle, opaque))
+            .collect();
+        let mut acquired = Vec::new();
+        acquired
+            .try_reserve(requests.len())
+            .map_err(|_| OpfsSAHError::OutOfMemory)?;
+        for request in requests {
+            acquired.push(request.await?);
         }
 
         // Acquire every handle before clearing any data or publishing the pool.
@@ -1035,7 +1077,12 @@ impl OpfsSAHPool {
             }
         }
 
-        let lease = SyncAccessFile::acquire(self.lock_file.clone(), ".lock".into()).await?;
+        let lease = match &self.lock_file {
+            Some(lock_file) => {
+                Some(SyncAccessFile::acquire(lock_file.clone(), ".lock".into()).await?)
+            }
+            None => None,
+        };
         self.acquire_access_handles(false).await?;
 
         // Check again after yielding: foreign code may have registered the name.
@@ -1055,7 +1102,7 @@ impl OpfsSAHPool {
             self.release_access_handles()?;
             return Err(err);
         }
-        *self.lease.borrow_mut() = Some(lease);
+        *self.lease.borrow_mut() = lease;
         self.state.set(PoolState::Active);
 
         Ok(())
@@ -1370,6 +1417,14 @@ impl OpfsSAHPoolCfgBuilder {
         self
     }
 
+    /// runstore: whether the pool holds the `.lock` file of its directory while installed,
+    /// which keeps other workers out even before it has slots; defaults to `true`. Set it to
+    /// `false` only where the caller keeps other workers out (runstore holds a Web Lock).
+    pub fn lock_file(mut self, set: bool) -> Self {
+        self.0.lock_file = set;
+        self
+    }
+
     /// Returns the configuration without accessing storage or validating it.
     pub fn build(self) -> OpfsSAHPoolCfg {
         self.0
@@ -1390,6 +1445,7 @@ pub struct OpfsSAHPoolCfg {
     directory: String,
     clear_on_init: bool,
     initial_capacity: usize,
+    lock_file: bool,
 }
 
 impl Default for OpfsSAHPoolCfg {
@@ -1399,6 +1455,7 @@ impl Default for OpfsSAHPoolCfg {
             directory: ".opfs-sahpool".into(),
             clear_on_init: false,
             initial_capacity: 6,
+            lock_file: true,
         }
     }
 }
