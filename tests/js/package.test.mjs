@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ENGINE, useTestApp } from './browser.mjs';
+import { ENGINE, MEDIUM, useTestApp } from './browser.mjs';
 import { METHODS, PARAMETERS } from '../../js/methods.js';
 
 const IN_NODE = process.env.RUNSTORE_HOST === 'node';
@@ -770,6 +770,39 @@ test('an exclusive store: a second tab gets BUSY at once, and the store after th
   assert.deepEqual(seen, ['mine']);
   await first.close();
   await second.close();
+});
+
+test("a store's new OPFS pool holds four slots and no lock file, and keeps them when it opens again", { skip: (IN_NODE || MEDIUM !== 'opfs') && 'an OPFS pool (the page on OPFS)' }, async () => {
+  // Each file is a round trip to the browser's storage process before the store opens: the
+  // store's file, its WAL, and the encrypted copy and its journal that rekey makes are all it
+  // needs (tests/js/cipher.test.mjs encrypts in place on them). The pool's Web Lock keeps
+  // other openers out, without a lock file.
+  const page = await openApp();
+  const seen = await page.evaluate(async () => {
+    const name = 'pool-layout';
+    const layout = async () => {
+      const pool = await (await navigator.storage.getDirectory()).getDirectoryHandle(name);
+      const entries = [];
+      for await (const [entry, handle] of pool.entries()) entries.push(`${entry} (${handle.kind})`);
+      const slots = [];
+      for await (const [, handle] of (await pool.getDirectoryHandle('.opaque')).entries()) slots.push(handle.kind);
+      return { entries: entries.sort(), slots };
+    };
+    const store = await window.runstore.RunStore.open(name, { persistence: 'opfs', exclusive: true });
+    await store.append('wf', [{ type: 'custom', name: 'kept', recordedAt: 1 }], 0);
+    const opened = await layout();
+    await store.close();
+    const again = await window.runstore.RunStore.open(name, { persistence: 'opfs', exclusive: true });
+    const history = await again.readHistory('wf');
+    const reopened = await layout();
+    await again.close();
+    return { opened, reopened, names: history.items.map((event) => event.name) };
+  });
+  const expected = { entries: ['.opaque (directory)'], slots: ['file', 'file', 'file', 'file'] };
+  assert.deepEqual(seen.opened, expected);
+  assert.deepEqual(seen.reopened, expected);
+  assert.deepEqual(seen.names, ['kept']);
+  await page.close();
 });
 
 test('the README quick start and the tour of the store (docs/browser-apps.md) run and print what they say', inBrowser("OPFS (the quick start's store)"), async () => {
