@@ -317,17 +317,8 @@ impl RunStoreCore {
         self.store = None;
         let place = self.place.take();
         wasm_bindgen_futures::future_to_promise(async move {
-            match place {
-                Some(Place::Opfs(pool, reserve)) => {
-                    // The files closed, the origin has back the room they no longer hold: the
-                    // reserve takes its share before the next opener (which waits for the
-                    // pool's lock) can.
-                    pool.close_files().map_err(js_error)?;
-                    reserve.fill().await;
-                    pool.close().await.map_err(js_error)?;
-                }
-                Some(place) => place.close().await.map_err(js_error)?,
-                None => {}
+            if let Some(place) = place {
+                place.close().await.map_err(js_error)?;
             }
             Ok(JsValue::UNDEFINED)
         })

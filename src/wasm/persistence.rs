@@ -57,10 +57,16 @@ impl Place {
     }
 
     /// Releases what holds the database, after the store was dropped: an IndexedDB pool stores
-    /// what is not stored yet first.
+    /// what is not stored yet first; an OPFS pool closes its files, and its reserve takes back
+    /// the room they gave the origin before the pool's lock goes (the next opener waits for
+    /// that lock, so it cannot take the room first).
     pub(super) async fn close(self) -> Result<()> {
         match self {
-            Place::Opfs(pool, _) => pool.close().await,
+            Place::Opfs(pool, reserve) => {
+                pool.close_files()?;
+                reserve.fill().await;
+                pool.close().await
+            }
             Place::IndexedDb(pool) => pool.close().await,
             Place::Memory => Ok(()),
             Place::File(lock) => {

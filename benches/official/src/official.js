@@ -2,8 +2,8 @@
 // statements) running the SQL runstore runs for each workload, on a database set up as runstore
 // sets up its own: the same PRAGMAs (src/sqlite/mod.rs `configure`), incremental auto-vacuum,
 // then a new store's schema (src/sqlite/new_store.sql, what every migration leaves) in one
-// IMMEDIATE transaction. Its methods have the names and results of runstore's, so that workloads.js
-// drives both sides with the same code.
+// IMMEDIATE transaction. Its methods have the names and results of runstore's, so that
+// workloads.js drives both sides with the same code.
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 import NEW_STORE from '../../../src/sqlite/new_store.sql?raw';
 
